@@ -1,0 +1,1 @@
+"""hlolab: see why every output element of a StableHLO op has its value."""

@@ -1,0 +1,279 @@
+"""The op registry: one ``OpDef`` per op, registered where the op is defined.
+
+An op module defines an op like this::
+
+    @op("stablehlo.add", aliases=("Add",), provenance=elementwise_provenance)
+    def add(ctx: OpCall, lhs, rhs):
+        return np.add(lhs, rhs)        # one output: return the array
+
+``evaluate`` receives the ``OpCall`` and the operand values (numpy arrays of
+the exact element type; tuples for tuple values; ``Token`` for tokens) and
+returns the result value, or a tuple/list of them for several results.
+``verify(ctx)`` checks the spec constraints from types and attributes only
+and raises ``ctx.error("C3", "...")``. ``provenance(ctx, inputs, outputs)``
+returns a ``hlolab.trace.provenance.Provenance``.
+
+Ops with ``steps=True`` (while, if, case, call) have a *generator* evaluate
+that yields the events of the ops it runs and returns its results, so the
+stepping engine can go op by op through their bodies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from hlolab.errors import SourceLoc, VerificationError
+from hlolab.ir.attrs import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr,
+                             EnumAttr, FloatAttr, IntegerAttr, StringAttr, StructAttr,
+                             SymbolRefAttr)
+from hlolab.ir.module import Op
+from hlolab.types import TensorType, Type
+
+
+class Token:
+    """The value of a ``!stablehlo.token``: no data, only ordering."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "Token"
+
+
+TOKEN = Token()
+
+
+@dataclass
+class OpDef:
+    name: str
+    evaluate: Callable[..., Any]
+    aliases: tuple[str, ...] = ()
+    verify: Callable[[OpCall], None] | None = None
+    provenance: Callable[..., Any] | None = None
+    explain: Callable[..., Any] | None = None
+    steps: bool = False  # evaluate is a generator (control flow)
+    doc: str = ""
+
+
+REGISTRY: dict[str, OpDef] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def op(name: str | tuple[str, ...], *, aliases: tuple[str, ...] = (),
+       verify: Callable[[OpCall], None] | None = None,
+       provenance: Callable[..., Any] | None = None,
+       explain: Callable[..., Any] | None = None,
+       steps: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn`` as the evaluator of op ``name`` (or several names)."""
+    names = (name,) if isinstance(name, str) else name
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for n in names:
+            if n in REGISTRY:
+                raise RuntimeError(f"op {n} registered twice")
+            REGISTRY[n] = OpDef(n, fn, aliases, verify, provenance, explain, steps,
+                                (fn.__doc__ or "").strip())
+            for a in aliases:
+                _ALIASES[a] = n
+        return fn
+
+    return deco
+
+
+def lookup(name: str) -> OpDef | None:
+    _load_all()
+    return REGISTRY.get(name) or REGISTRY.get(_ALIASES.get(name, ""))
+
+
+_LOADED = False
+
+
+def _load_all() -> None:
+    """Import every op family module once (they register on import)."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    import importlib
+    import pkgutil
+
+    import hlolab.ops as pkg
+
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name != "registry" and not info.name.startswith("_"):
+            importlib.import_module(f"hlolab.ops.{info.name}")
+
+
+def all_ops() -> dict[str, OpDef]:
+    _load_all()
+    return dict(REGISTRY)
+
+
+class OpCall:
+    """What an op definition sees: the op, its types and attribute accessors.
+
+    The interpreter subclasses it to add ``run_region`` (batched region
+    application) and ``step_region`` (generator, for control flow).
+    """
+
+    def __init__(self, op: Op):
+        self.op = op
+
+    # --- types -----------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+    @property
+    def loc(self) -> SourceLoc | None:
+        return self.op.loc
+
+    @property
+    def operand_types(self) -> list[Type]:
+        return self.op.operand_types
+
+    @property
+    def result_types(self) -> list[Type]:
+        return self.op.result_types
+
+    @property
+    def result_type(self) -> Type:
+        return self.op.results[0].type
+
+    def result_tensor(self, i: int = 0) -> TensorType:
+        t = self.op.results[i].type
+        if not isinstance(t, TensorType):
+            raise self.error(None, f"result #{i} must be a tensor, got {t}")
+        return t
+
+    def result_dtype(self, i: int = 0) -> np.dtype:
+        return self.result_tensor(i).dtype
+
+    # --- errors ----------------------------------------------------------
+    def error(self, constraint: str | None, message: str) -> VerificationError:
+        """A VerificationError naming this op and spec constraint, e.g. ``("C2", ...)``."""
+        return VerificationError(self.op.name, constraint, message, self.op.loc)
+
+    # --- attributes ------------------------------------------------------
+    _MISSING = object()
+
+    def has(self, key: str) -> bool:
+        return key in self.op.attributes
+
+    def attr(self, key: str, default: Any = _MISSING) -> Any:
+        if key in self.op.attributes:
+            return self.op.attributes[key]
+        if default is OpCall._MISSING:
+            raise self.error(None, f"missing attribute '{key}'")
+        return default
+
+    def ints(self, key: str, default: Any = _MISSING) -> tuple[int, ...]:
+        """An integer list attribute (array<i64: ...>, dense<...>, [1, 2])."""
+        a = self.attr(key, default)
+        if a is default and default is not OpCall._MISSING:
+            return default
+        return attr_ints(a, self, key)
+
+    def int(self, key: str, default: Any = _MISSING) -> int:
+        a = self.attr(key, default)
+        if a is default and default is not OpCall._MISSING:
+            return default
+        if isinstance(a, IntegerAttr):
+            return a.value
+        if isinstance(a, DenseElementsAttr) and a.array.size == 1:
+            return int(a.array.reshape(()))
+        raise self.error(None, f"attribute '{key}' must be an integer, got {a}")
+
+    def float(self, key: str, default: Any = _MISSING) -> float:
+        a = self.attr(key, default)
+        if a is default and default is not OpCall._MISSING:
+            return default
+        if isinstance(a, (FloatAttr, IntegerAttr)):
+            return float(a.value)
+        raise self.error(None, f"attribute '{key}' must be a float, got {a}")
+
+    def bool(self, key: str, default: Any = _MISSING) -> bool:
+        a = self.attr(key, default)
+        if a is default and default is not OpCall._MISSING:
+            return default
+        if isinstance(a, BoolAttr):
+            return a.value
+        raise self.error(None, f"attribute '{key}' must be a bool, got {a}")
+
+    def enum(self, key: str, default: Any = _MISSING) -> str:
+        """The case of an enum attribute: ``#stablehlo<comparison_direction GT>`` -> "GT"."""
+        a = self.attr(key, default)
+        if a is default and default is not OpCall._MISSING:
+            return default
+        if isinstance(a, EnumAttr):
+            return a.value
+        if isinstance(a, StringAttr):
+            return a.value
+        raise self.error(None, f"attribute '{key}' must be an enum, got {a}")
+
+    def string(self, key: str, default: Any = _MISSING) -> str:
+        a = self.attr(key, default)
+        if a is default and default is not OpCall._MISSING:
+            return default
+        if isinstance(a, StringAttr):
+            return a.value
+        raise self.error(None, f"attribute '{key}' must be a string, got {a}")
+
+    def symbol(self, key: str, default: Any = _MISSING) -> str:
+        a = self.attr(key, default)
+        if a is default and default is not OpCall._MISSING:
+            return default
+        if isinstance(a, SymbolRefAttr):
+            return a.name
+        if isinstance(a, StringAttr):
+            return a.value
+        raise self.error(None, f"attribute '{key}' must be a symbol, got {a}")
+
+    def dense(self, key: str, default: Any = _MISSING) -> np.ndarray:
+        a = self.attr(key, default)
+        if a is default and default is not OpCall._MISSING:
+            return default
+        if isinstance(a, DenseElementsAttr):
+            return a.array
+        raise self.error(None, f"attribute '{key}' must be a dense elements attribute, got {a}")
+
+    def struct(self, key: str, default: Any = _MISSING) -> StructAttr:
+        a = self.attr(key, default)
+        if a is default and default is not OpCall._MISSING:
+            return default
+        if isinstance(a, StructAttr):
+            return a
+        raise self.error(None, f"attribute '{key}' must be a #{key} struct, got {a}")
+
+    # --- regions (the interpreter provides these) ------------------------
+    def run_region(self, index: int, args: list[Any]) -> list[Any]:
+        raise NotImplementedError("run_region needs an interpreter")
+
+    def step_region(self, index: int, args: list[Any]):  # generator
+        raise NotImplementedError("step_region needs an interpreter")
+
+
+def attr_ints(a: Any, call: OpCall | None = None, key: str = "") -> tuple[int, ...]:
+    """Integers of an int-list attribute in any of its spellings."""
+    if isinstance(a, DenseArrayAttr):
+        return tuple(int(v) for v in a.values)
+    if isinstance(a, DenseElementsAttr):
+        return tuple(int(v) for v in np.asarray(a.array).reshape(-1))
+    if isinstance(a, ArrayAttr) and all(isinstance(x, IntegerAttr) for x in a.items):
+        return tuple(x.value for x in a.items)
+    if isinstance(a, tuple) and all(isinstance(x, int) for x in a):
+        return a
+    msg = f"attribute '{key}' must be a list of integers, got {a}"
+    if call is not None:
+        raise call.error(None, msg)
+    raise ValueError(msg)
+
+
+@dataclass
+class ParamSchema:
+    """Explorer/export parameters of an op (filled in by later issues)."""
+
+    params: dict[str, Any] = field(default_factory=dict)
+    presets: dict[str, dict[str, Any]] = field(default_factory=dict)
