@@ -118,8 +118,10 @@ class OpCall:
     application) and ``step_region`` (generator, for control flow).
     """
 
-    def __init__(self, op: Op):
+    def __init__(self, op: Op, state: dict[str, Any] | None = None):
         self.op = op
+        # per-run state shared by all ops of one execution (probes, printed values)
+        self.state: dict[str, Any] = state if state is not None else {}
 
     # --- types -----------------------------------------------------------
     @property
