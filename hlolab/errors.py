@@ -85,3 +85,12 @@ class NotImplementedOpError(ExecutionError):
 
 class UnsupportedError(ExecutionError):
     """A case the spec allows but hlolab does not handle; never approximated."""
+
+
+class CheckFailure(ExecutionError):
+    """A ``check.*`` op of a test program did not hold."""
+
+    def __init__(self, check: str, message: str, loc: SourceLoc | None = None):
+        super().__init__(f"{check}: {message}", loc)
+        self.check = check
+        self.detail = message

@@ -8,7 +8,8 @@ An op module defines an op like this::
 
 ``evaluate`` receives the ``OpCall`` and the operand values (numpy arrays of
 the exact element type; tuples for tuple values; ``Token`` for tokens) and
-returns the result value, or a tuple/list of them for several results.
+returns the result value, or a *list* of them for several results (a Python
+tuple is a single tuple-typed value).
 ``verify(ctx)`` checks the spec constraints from types and attributes only
 and raises ``ctx.error("C3", "...")``. ``provenance(ctx, inputs, outputs)``
 returns a ``hlolab.trace.provenance.Provenance``.
