@@ -1,0 +1,5 @@
+import sys
+
+from hlolab.cli import main
+
+sys.exit(main())

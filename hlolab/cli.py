@@ -1,0 +1,172 @@
+"""``hlolab`` command line. Front ends (TUI, renderers) are imported lazily."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from hlolab.errors import HloLabError
+
+EXAMPLES_DIR = Path(__file__).parent / "examples"
+
+
+def _example_path(name: str) -> Path:
+    p = EXAMPLES_DIR / (name if name.endswith(".mlir") else name + ".mlir")
+    if not p.is_file():
+        names = ", ".join(sorted(q.stem for q in EXAMPLES_DIR.glob("*.mlir")))
+        raise HloLabError(f"no built-in example '{name}' (examples: {names})")
+    return p
+
+
+def _load_inputs(ns: argparse.Namespace) -> list[Any] | None:
+    import numpy as np
+
+    from hlolab.runner import parse_args_literal
+
+    args: list[Any] | None = None
+    if ns.args is not None:
+        args = parse_args_literal(ns.args)
+    for f in ns.input or []:
+        try:
+            arr = np.load(f, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise HloLabError(f"cannot load input {f}: {e}") from None
+        args = (args or []) + [arr]
+    return args
+
+
+def cmd_run(ns: argparse.Namespace) -> int:
+    from hlolab.runner import format_value, run_file
+
+    files = [str(_example_path(ns.example))] if ns.example else []
+    files += ns.files
+    if not files:
+        print("hlolab run: give one or more FILE.mlir, or --example NAME", file=sys.stderr)
+        return 2
+    inputs = _load_inputs(ns)
+    all_ok = True
+    for f in files:
+        for r in run_file(f, split=ns.split_input_file, entry=ns.entry, args=inputs, seed=ns.seed):
+            print(r.line())
+            for line in r.printed:
+                print(line)
+            if r.outputs and not r.checks:
+                for i, (v, t) in enumerate(zip(r.outputs, r.output_types or [None] * len(r.outputs))):
+                    print(f"  result #{i}: {format_value(v, t)}")
+                if ns.output:
+                    _save_outputs(Path(ns.output), r.label, r.outputs)
+            if r.error is not None and ns.verbose:
+                print(str(r.error), file=sys.stderr)
+            all_ok &= r.ok
+    return 0 if all_ok else 1
+
+
+def _save_outputs(out_dir: Path, label: str, outputs: list[Any]) -> None:
+    import os
+    import tempfile
+
+    import numpy as np
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = label.replace(".mlir", "").replace("#", "_")
+    for i, v in enumerate(outputs):
+        if not isinstance(v, np.ndarray):
+            continue
+        target = out_dir / f"{stem}_result{i}.npy"
+        fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".npy.tmp")
+        with os.fdopen(fd, "wb") as fh:  # write then rename: never a half-written file
+            np.save(fh, v, allow_pickle=False)
+        os.replace(tmp, target)
+
+
+def cmd_print(ns: argparse.Namespace) -> int:
+    from hlolab.ir.parser import parse_module, split_source
+    from hlolab.ir.printer import print_module
+
+    status = 0
+    for f in ns.files:
+        try:
+            text = Path(f).read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            print(f"{f}: error: cannot read: {e}", file=sys.stderr)
+            status = 1
+            continue
+        chunks = split_source(text) if ns.split_input_file else [(1, text)]
+        outs = []
+        for first_line, chunk in chunks:
+            try:
+                m = parse_module(chunk, f, first_line)
+            except HloLabError as e:
+                print(str(e), file=sys.stderr)
+                status = 1
+                continue
+            outs.append(print_module(m, generic=ns.generic))
+        if outs:
+            print("\n// -----\n\n".join(o.rstrip("\n") + "\n" for o in outs), end="")
+    return status
+
+
+def cmd_ops(ns: argparse.Namespace) -> int:
+    from hlolab.ops.registry import all_ops
+
+    for name, d in sorted(all_ops().items()):
+        alias = f"  ({', '.join(d.aliases)})" if d.aliases else ""
+        print(f"{name}{alias}")
+    return 0
+
+
+def cmd_examples(ns: argparse.Namespace) -> int:
+    for p in sorted(EXAMPLES_DIR.glob("*.mlir")):
+        first = p.read_text().splitlines()[0].lstrip("/ ").strip()
+        print(f"{p.stem:20s} {first}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="hlolab", description="Execute StableHLO programs and see "
+                                 "where every output element comes from.")
+    sub = ap.add_subparsers(dest="command")
+
+    run = sub.add_parser("run", help="run MLIR programs, evaluate their checks, print results")
+    run.add_argument("files", nargs="*", metavar="FILE.mlir")
+    run.add_argument("--example", metavar="NAME", help="run a built-in example (see `hlolab examples`)")
+    run.add_argument("--split-input-file", action="store_true", help="split files at `// -----`")
+    run.add_argument("--entry", metavar="NAME", help="function to run (default @main or the only one)")
+    run.add_argument("--args", metavar="LITERAL", help='inputs: "[dense<…> : tensor<…>, …]"')
+    run.add_argument("--input", action="append", metavar="FILE.npy", help="an input from a .npy file")
+    run.add_argument("--seed", type=int, help="random inputs with this seed where none are given")
+    run.add_argument("--output", metavar="DIR", help="save results as .npy files in DIR")
+    run.add_argument("-v", "--verbose", action="store_true", help="show errors with source and caret")
+    run.set_defaults(fn=cmd_run)
+
+    pr = sub.add_parser("print", help="parse and print modules back")
+    pr.add_argument("files", nargs="+", metavar="FILE.mlir")
+    pr.add_argument("--split-input-file", action="store_true")
+    pr.add_argument("--generic", action="store_true", help="print the generic op form")
+    pr.set_defaults(fn=cmd_print)
+
+    sub.add_parser("ops", help="list the ops hlolab can execute").set_defaults(fn=cmd_ops)
+    sub.add_parser("examples", help="list the built-in examples").set_defaults(fn=cmd_examples)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    ns = ap.parse_args(argv)
+    if not getattr(ns, "fn", None):
+        ap.print_help()
+        return 0
+    try:
+        return ns.fn(ns)
+    except HloLabError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,295 @@
+"""The interpreter, written as a stepping engine.
+
+``Interpreter.steps(func, args)`` is a generator: it yields one ``OpRun``
+event per executed op (control-flow bodies op by op, with a frame saying
+where) and returns the function's results. ``run`` drains it. Per-element
+regions (reduce bodies, comparators, ...) run as one batched application
+through ``OpCall.run_region`` and are not stepped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hlolab.errors import ExecutionError, HloLabError, NotImplementedOpError, UnsupportedError
+from hlolab.interp.single import normalize_outputs
+from hlolab.ir.module import Block, Func, Module, Op, Region
+from hlolab.ops.registry import OpCall, Token, lookup
+from hlolab.types import TensorType, TokenType, TupleType, Type
+
+RETURN_OPS = frozenset({"func.return", "return", "stablehlo.return"})
+
+DEFAULT_ELEMENT_BUDGET = 2**28  # elements per tensor; refused before allocation
+DEFAULT_STEP_BUDGET = 10_000_000  # executed ops per run (guards runaway while loops)
+DEFAULT_MAX_CALL_DEPTH = 200
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Where an op instance ran: function, op path, region and loop iteration."""
+
+    func: str
+    path: tuple[int, ...] = ()  # op indices from the function body down
+    region: int | None = None  # region number of the enclosing op, when nested
+    iteration: int | None = None  # loop iteration of the innermost while
+    parent: Frame | None = field(default=None, compare=False, repr=False)
+
+    def child(self, path_index: int, region: int | None = None,
+              iteration: int | None = None) -> Frame:
+        return Frame(self.func, self.path + (path_index,), region,
+                     iteration if iteration is not None else self.iteration, self)
+
+    def into(self, region: int, iteration: int | None = None) -> Frame:
+        """The frame of region ``region`` of the op at this frame."""
+        return Frame(self.func, self.path, region,
+                     iteration if iteration is not None else self.iteration, self)
+
+    def describe(self) -> str:
+        s = f"@{self.func}"
+        if self.path:
+            s += " op " + ".".join(str(p) for p in self.path)
+        if self.iteration is not None:
+            s += f" iteration {self.iteration}"
+        return s
+
+
+@dataclass
+class OpRun:
+    """One executed op instance: the event the stepper, TUI and tracer consume."""
+
+    id: int
+    op: Op
+    inputs: list[Any]
+    outputs: list[Any]
+    frame: Frame
+    call: OpCall
+
+    def provenance(self) -> Any:
+        """The op's per-instance provenance (None where the op defines none)."""
+        opdef = lookup(self.op.name)
+        if opdef is None or opdef.provenance is None:
+            return None
+        return opdef.provenance(self.call, self.inputs, self.outputs)
+
+
+class InterpCall(OpCall):
+    """OpCall with access to the running interpreter (regions, calls)."""
+
+    def __init__(self, op: Op, interp: Interpreter, env: dict[Any, Any], frame: Frame):
+        super().__init__(op, interp.state)
+        self.interp = interp
+        self.env = env
+        self.frame = frame
+
+    def run_region(self, index: int, args: list[Any]) -> list[Any]:
+        """Run region ``index`` to completion on (batched) args; not stepped."""
+        gen = self.interp._exec_region(self.op.regions[index], args, self.env,
+                                       self.frame.into(index), quiet=True)
+        return drain(gen)
+
+    def step_region(self, index: int, args: list[Any],
+                    iteration: int | None = None) -> Generator[OpRun, None, list[Any]]:
+        """Run region ``index`` yielding one event per op; returns its results."""
+        frame = self.frame.into(index, iteration)
+        return (yield from self.interp._exec_region(self.op.regions[index], args, self.env, frame))
+
+    def call_function(self, name: str, args: list[Any]) -> Generator[OpRun, None, list[Any]]:
+        return (yield from self.interp._call(name, args, self.op))
+
+    def count_step(self) -> None:
+        self.interp._count_step(self.op)
+
+
+def drain(gen: Generator[Any, None, Any]) -> Any:
+    """Run a generator to its end and return its return value."""
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
+            return stop.value
+
+
+class Interpreter:
+    """Evaluates the functions of one module."""
+
+    def __init__(self, module: Module, *, element_budget: int = DEFAULT_ELEMENT_BUDGET,
+                 step_budget: int = DEFAULT_STEP_BUDGET,
+                 max_call_depth: int = DEFAULT_MAX_CALL_DEPTH):
+        self.module = module
+        self.element_budget = element_budget
+        self.step_budget = step_budget
+        self.max_call_depth = max_call_depth
+        self.state: dict[str, Any] = {}
+        self._next_id = 0
+        self._steps = 0
+        self._depth = 0
+
+    # --- public API -------------------------------------------------------
+    def run(self, func: str | None = None, args: list[Any] | None = None) -> list[Any]:
+        return drain(self.steps(func, args))
+
+    def steps(self, func: str | None = None,
+              args: list[Any] | None = None) -> Generator[OpRun, None, list[Any]]:
+        f = self.entry(func)
+        args = list(args or [])
+        check_args(f, args)
+        return (yield from self._invoke(f, args, None))
+
+    def events(self, func: str | None = None, args: list[Any] | None = None) -> Iterator[OpRun]:
+        """The events of a run, without the return value."""
+        yield from self.steps(func, args)
+
+    def entry(self, name: str | None = None) -> Func:
+        """``@name``, else ``@main``, else the module's only function."""
+        if name is not None:
+            f = self.module.func(name.lstrip("@"))
+            if f is None:
+                names = ", ".join("@" + g.name for g in self.module.funcs) or "none"
+                raise ExecutionError(f"no function @{name.lstrip('@')} in the module (functions: {names})")
+            return f
+        f = self.module.func("main")
+        if f is not None:
+            return f
+        defined = [g for g in self.module.funcs if g.body is not None]
+        if len(defined) == 1:
+            return defined[0]
+        names = ", ".join("@" + g.name for g in defined) or "none"
+        raise ExecutionError(f"no @main and {len(defined)} functions ({names}): pick one with --entry")
+
+    # --- execution --------------------------------------------------------
+    def _call(self, name: str, args: list[Any], at: Op | None) -> Generator[OpRun, None, list[Any]]:
+        f = self.module.func(name)
+        if f is None or f.body is None:
+            raise ExecutionError(f"call to undefined function @{name}", at.loc if at else None)
+        check_args(f, args, at)
+        return (yield from self._invoke(f, args, at))
+
+    def _invoke(self, f: Func, args: list[Any], at: Op | None) -> Generator[OpRun, None, list[Any]]:
+        if f.body is None:
+            raise ExecutionError(f"function @{f.name} has no body", f.loc)
+        if self._depth >= self.max_call_depth:
+            raise ExecutionError(f"call depth exceeds {self.max_call_depth} (recursive calls?)",
+                                 at.loc if at else f.loc)
+        self._depth += 1
+        try:
+            return (yield from self._exec_region(f.body, args, {}, Frame(f.name)))
+        finally:
+            self._depth -= 1
+
+    def _exec_region(self, region: Region, args: list[Any], env: dict[Any, Any], frame: Frame,
+                     quiet: bool = False) -> Generator[OpRun, None, list[Any]]:
+        if len(region.blocks) != 1:
+            raise UnsupportedError(f"regions with {len(region.blocks)} blocks are not supported")
+        return (yield from self._exec_block(region.blocks[0], args, env, frame, quiet))
+
+    def _exec_block(self, block: Block, args: list[Any], env: dict[Any, Any], frame: Frame,
+                    quiet: bool) -> Generator[OpRun, None, list[Any]]:
+        if len(args) != len(block.args):
+            raise ExecutionError(f"region expects {len(block.args)} arguments, got {len(args)}")
+        for v, a in zip(block.args, args):
+            env[v] = a
+        for i, op in enumerate(block.ops):
+            if op.name in RETURN_OPS:
+                return [self._read(env, v, op) for v in op.operands]
+            inputs = [self._read(env, v, op) for v in op.operands]
+            event = yield from self._exec_op(op, inputs, env, frame.child(i, frame.region))
+            for v, out in zip(op.results, event.outputs):
+                env[v] = out
+            if not quiet:
+                yield event
+        return []
+
+    def _exec_op(self, op: Op, inputs: list[Any], env: dict[Any, Any],
+                 frame: Frame) -> Generator[OpRun, None, OpRun]:
+        opdef = lookup(op.name)
+        if opdef is None:
+            raise NotImplementedOpError(op.name, op.loc)
+        self._count_step(op)
+        self._check_budget(op)
+        call = InterpCall(op, self, env, frame)
+        try:
+            if opdef.verify is not None:
+                opdef.verify(call)
+            if opdef.steps:
+                out = yield from opdef.evaluate(call, *inputs)
+            else:
+                with np.errstate(all="ignore"):
+                    out = opdef.evaluate(call, *inputs)
+        except HloLabError as e:
+            raise e.with_loc(op.loc)
+        except (KeyboardInterrupt, RecursionError, MemoryError):
+            raise
+        except Exception as e:  # an op bug must still reach the user as a clear error
+            raise ExecutionError(f"{op.name} failed: {type(e).__name__}: {e}", op.loc) from e
+        outputs = normalize_outputs(out, len(op.results))
+        check_outputs(op, outputs)
+        self._next_id += 1
+        return OpRun(self._next_id, op, inputs, outputs, frame, call)
+
+    def _read(self, env: dict[Any, Any], v: Any, op: Op) -> Any:
+        try:
+            return env[v]
+        except KeyError:
+            raise ExecutionError(f"value {v.name} used by {op.name} has not been computed", op.loc) from None
+
+    def _count_step(self, op: Op) -> None:
+        self._steps += 1
+        if self._steps > self.step_budget:
+            raise ExecutionError(f"step budget of {self.step_budget} executed ops exceeded "
+                                 "(an endless while loop?)", op.loc)
+
+    def _check_budget(self, op: Op) -> None:
+        for v in op.results:
+            t = v.type
+            if isinstance(t, TensorType) and t.is_static and t.num_elements > self.element_budget:
+                raise ExecutionError(
+                    f"{op.name} result {v.name} has {t.num_elements} elements, over the budget of "
+                    f"{self.element_budget}", op.loc)
+
+
+def type_matches(value: Any, t: Type) -> bool:
+    if isinstance(t, TensorType):
+        return (isinstance(value, np.ndarray) and t.is_static
+                and value.shape == t.static_shape() and value.dtype == t.dtype)
+    if isinstance(t, TupleType):
+        return (isinstance(value, tuple) and len(value) == len(t.types)
+                and all(type_matches(v, s) for v, s in zip(value, t.types)))
+    if isinstance(t, TokenType):
+        return isinstance(value, Token)
+    return True
+
+
+def describe_value(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"array of shape {value.shape} and dtype {value.dtype}"
+    if isinstance(value, tuple):
+        return "tuple(" + ", ".join(describe_value(v) for v in value) + ")"
+    return type(value).__name__
+
+
+def check_outputs(op: Op, outputs: list[Any]) -> None:
+    """Every op result must match its declared type exactly (catches op bugs early)."""
+    if len(outputs) != len(op.results):
+        raise ExecutionError(f"{op.name} produced {len(outputs)} results, expected {len(op.results)}",
+                             op.loc)
+    for v, out in zip(op.results, outputs):
+        if isinstance(v.type, TensorType) and not v.type.is_static:
+            raise UnsupportedError(f"{op.name} result {v.name} has dynamic type {v.type}; "
+                                   "execution needs static shapes", op.loc)
+        if not type_matches(out, v.type):
+            raise ExecutionError(f"internal error: {op.name} produced {describe_value(out)} for "
+                                 f"{v.name} : {v.type}", op.loc)
+
+
+def check_args(f: Func, args: list[Any], at: Op | None = None) -> None:
+    if len(args) != len(f.args):
+        raise ExecutionError(f"@{f.name} takes {len(f.args)} arguments, got {len(args)}",
+                             at.loc if at else f.loc)
+    for i, (v, a) in enumerate(zip(f.args, args)):
+        if not type_matches(a, v.type):
+            raise ExecutionError(f"argument #{i} of @{f.name} must be {v.type}, got {describe_value(a)}",
+                                 at.loc if at else f.loc)

@@ -1,0 +1,131 @@
+"""The interpreter: control flow, calls, stepping events, budgets, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hlolab.errors import ExecutionError, NotImplementedOpError
+from hlolab.interp.engine import Interpreter
+from hlolab.ir.parser import parse_module
+
+WHILE = """
+func.func @main(%n: tensor<i64>) -> (tensor<i64>, tensor<i64>) {
+  %zero = stablehlo.constant dense<0> : tensor<i64>
+  %one = stablehlo.constant dense<1> : tensor<i64>
+  %i, %s = stablehlo.while(%a = %zero, %b = %zero) : tensor<i64>, tensor<i64>
+  cond {
+    %c = stablehlo.compare LT, %a, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %a1 = stablehlo.add %a, %one : tensor<i64>
+    %b1 = stablehlo.add %b, %a : tensor<i64>
+    stablehlo.return %a1, %b1 : tensor<i64>, tensor<i64>
+  }
+  func.return %i, %s : tensor<i64>, tensor<i64>
+}
+"""
+
+
+def test_while_sums_and_steps_op_by_op():
+    m = parse_module(WHILE)
+    interp = Interpreter(m)
+    gen = interp.steps(None, [np.array(4, np.int64)])
+    events = []
+    while True:
+        try:
+            events.append(next(gen))
+        except StopIteration as stop:
+            result = stop.value
+            break
+    assert [int(r) for r in result] == [4, 0 + 1 + 2 + 3]
+    # 2 constants, then per iteration: compare (cond) + 2 adds (body); final compare; then the while
+    names = [e.op.name for e in events]
+    assert names.count("stablehlo.compare") == 5
+    assert names.count("stablehlo.add") == 8
+    assert names[-1] == "stablehlo.while"
+    adds = [e for e in events if e.op.name == "stablehlo.add"]
+    assert [e.frame.iteration for e in adds] == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert all(e.frame.region == 1 for e in adds)
+    ids = [e.id for e in events]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+
+
+def test_step_budget_stops_endless_loop():
+    text = """
+    func.func @main() -> tensor<i64> {
+      %t = stablehlo.constant dense<true> : tensor<i1>
+      %z = stablehlo.constant dense<0> : tensor<i64>
+      %r = stablehlo.while(%a = %z) : tensor<i64>
+      cond { stablehlo.return %t : tensor<i1> } do { stablehlo.return %a : tensor<i64> }
+      func.return %r : tensor<i64>
+    }"""
+    interp = Interpreter(parse_module(text), step_budget=1000)
+    with pytest.raises(ExecutionError, match="step budget of 1000"):
+        interp.run()
+
+
+def test_element_budget_refuses_before_allocating():
+    text = """
+    func.func @main() -> tensor<100000x100000xf32> {
+      %z = stablehlo.constant dense<0.0> : tensor<f32>
+      %b = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> tensor<100000x100000xf32>
+      func.return %b : tensor<100000x100000xf32>
+    }"""
+    with pytest.raises(ExecutionError, match="over the budget"):
+        Interpreter(parse_module(text)).run()
+
+
+def test_call_if_case_and_recursion_limit():
+    text = """
+    func.func private @twice(%x: tensor<i32>) -> tensor<i32> {
+      %y = stablehlo.add %x, %x : tensor<i32>
+      return %y : tensor<i32>
+    }
+    func.func @main(%p: tensor<i1>, %k: tensor<i32>) -> (tensor<i32>, tensor<i32>) {
+      %c = stablehlo.constant dense<5> : tensor<i32>
+      %r = "stablehlo.if"(%p) ({
+        %t = func.call @twice(%c) : (tensor<i32>) -> tensor<i32>
+        stablehlo.return %t : tensor<i32>
+      }, {
+        stablehlo.return %c : tensor<i32>
+      }) : (tensor<i1>) -> tensor<i32>
+      %s = "stablehlo.case"(%k) ({
+        stablehlo.return %c : tensor<i32>
+      }, {
+        stablehlo.return %r : tensor<i32>
+      }) : (tensor<i32>) -> tensor<i32>
+      return %r, %s : tensor<i32>, tensor<i32>
+    }"""
+    m = parse_module(text)
+    r = Interpreter(m).run(None, [np.array(True), np.array(0, np.int32)])
+    assert [int(v) for v in r] == [10, 5]
+    r = Interpreter(m).run(None, [np.array(False), np.array(7, np.int32)])  # out of range -> last
+    assert [int(v) for v in r] == [5, 5]
+
+    rec = """
+    func.func @main(%x: tensor<i32>) -> tensor<i32> {
+      %y = func.call @main(%x) : (tensor<i32>) -> tensor<i32>
+      return %y : tensor<i32>
+    }"""
+    with pytest.raises(ExecutionError, match="call depth"):
+        Interpreter(parse_module(rec), max_call_depth=50).run(None, [np.array(1, np.int32)])
+
+
+def test_unimplemented_op_is_a_clear_error():
+    text = """
+    func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %y = "stablehlo.frobnicate"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      return %y : tensor<4xf32>
+    }"""
+    with pytest.raises(NotImplementedOpError, match="stablehlo.frobnicate is not implemented yet"):
+        Interpreter(parse_module(text)).run(None, [np.zeros(4, np.float32)])
+
+
+def test_argument_type_mismatch():
+    text = """
+    func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+      return %x : tensor<4xf32>
+    }"""
+    with pytest.raises(ExecutionError, match=r"argument #0 of @main must be tensor<4xf32>"):
+        Interpreter(parse_module(text)).run(None, [np.zeros(3, np.float32)])
