@@ -25,3 +25,16 @@ def shared_dir(*parts: str) -> Path:
         pytest.skip(f"SKIPPED LOUDLY: {p} is missing; these tests need the ../shared folder "
                     "beside the repo")
     return p
+
+
+def require_oracle() -> bool:
+    """Whether a missing jax must fail the run (CI) rather than skip."""
+    return bool(os.environ.get("HLOLAB_REQUIRE_ORACLE"))
+
+
+if require_oracle():
+    import importlib.util
+
+    if importlib.util.find_spec("jax") is None:
+        raise RuntimeError("HLOLAB_REQUIRE_ORACLE is set but jax is not installed: "
+                           "pip install -e '.[oracle]'")
