@@ -1,0 +1,79 @@
+"""Every worked example of the StableHLO spec whose ops hlolab executes.
+
+The examples are read from the spec text at test time (see spec_examples.py),
+so every op gets its spec example checked the moment it is implemented.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from tests.conftest import shared_dir
+from tests.spec.spec_examples import build_program, spec_examples
+
+from hlolab.errors import HloLabError
+from hlolab.interp.engine import Interpreter
+from hlolab.ir.attrs import DenseElementsAttr
+from hlolab.ir.parser import parse_attribute, parse_module
+from hlolab.ops.registry import lookup
+
+# label -> reason; every entry must still fail (the test says when one passes)
+KNOWN_FAILURES: dict[str, str] = {
+}
+
+
+def literal(value: str, type_text: str) -> np.ndarray:
+    attr = parse_attribute(f"dense<{value}> : {type_text}")
+    assert isinstance(attr, DenseElementsAttr)
+    return attr.array
+
+
+def same_values(got: np.ndarray, want: np.ndarray) -> bool:
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    if got.dtype.kind in "biu" or got.dtype == np.bool_:
+        return bool(np.array_equal(got, want))
+    g = got.astype(np.complex128 if got.dtype.kind == "c" else np.float64)
+    w = want.astype(g.dtype)
+    return bool(np.allclose(g, w, rtol=1e-5, atol=1e-6, equal_nan=True))
+
+
+def run_example(ex) -> tuple[str, str]:
+    """(status, detail): status is pass / fail / unimplemented / unextractable."""
+    built = build_program(ex)
+    if built is None:
+        return "unextractable", ""
+    text, in_names, out_names = built
+    try:
+        module = parse_module(text, f"<spec {ex.label}>")
+    except HloLabError as e:
+        return "unextractable", e.short()
+    missing = sorted({op.name for op in module.walk()
+                      if lookup(op.name) is None and not op.name.endswith("return")})
+    if missing:
+        return "unimplemented", ", ".join(missing)
+    func = module.funcs[0]
+    try:
+        args = [literal(ex.inputs[n], str(a.type)) for n, a in zip(in_names, func.args)]
+        want = [literal(ex.outputs[n], str(t)) for n, t in zip(out_names, func.result_types)]
+        got = Interpreter(module).run(None, args)
+    except HloLabError as e:
+        return "fail", e.short()
+    for n, g, w in zip(out_names, got, want):
+        if not same_values(g, w):
+            return "fail", f"%{n}: expected {w.tolist()}, got {g.tolist()}"
+    return "pass", ""
+
+
+def test_spec_examples():
+    spec = shared_dir("seeds") / "003_0788b51bdc44b6f6.txt"
+    results = {ex.label: run_example(ex) for ex in spec_examples(spec)}
+    counts: dict[str, int] = {}
+    for status, _ in results.values():
+        counts[status] = counts.get(status, 0) + 1
+    print("\nspec examples: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    failing = {k: d for k, (s, d) in results.items() if s == "fail"}
+    unexpected = [f"{k}: {d}" for k, d in failing.items() if k not in KNOWN_FAILURES]
+    fixed = [k for k in KNOWN_FAILURES if results.get(k, ("",))[0] == "pass"]
+    assert not unexpected, "spec examples fail:\n" + "\n".join(unexpected)
+    assert not fixed, f"now passing, remove from KNOWN_FAILURES: {fixed}"
+    assert counts.get("pass", 0) > 0
