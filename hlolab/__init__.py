@@ -1,1 +1,35 @@
-"""hlolab: see why every output element of a StableHLO op has its value."""
+"""hlolab: see why every output element of a StableHLO op has its value.
+
+Public API (imports are lazy so ``import hlolab`` stays light)::
+
+    m = hlolab.parse(text)             # Module
+    results = hlolab.run(m, [x, y])    # list of numpy arrays
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["parse", "run", "print_module"]
+
+
+def parse(text: str, filename: str = "<string>") -> Any:
+    """Parse one module of MLIR text (what JAX prints, or a test program)."""
+    from hlolab.ir.parser import parse_module
+
+    return parse_module(text, filename)
+
+
+def print_module(module: Any, generic: bool = False) -> str:
+    from hlolab.ir.printer import print_module as _print
+
+    return _print(module, generic=generic)
+
+
+def run(module: Any, args: list[Any] | None = None, entry: str | None = None) -> list[Any]:
+    """Run ``module``'s entry function (``@main`` or the only one) on numpy arrays."""
+    from hlolab.interp.engine import Interpreter
+
+    if isinstance(module, str):
+        module = parse(module)
+    return Interpreter(module).run(entry, args)
