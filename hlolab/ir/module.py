@@ -165,6 +165,8 @@ class Module:
     loc: SourceLoc | None = None
     source_name: str = "<string>"
     first_line: int = 1  # line of this module's text in its file (split files)
+    mlir_loc: str | None = None  # the text of a trailing loc(...) after `module {...}`
+    loc_aliases: dict[str, str] = field(default_factory=dict)  # "#loc3" -> "loc(...)" definitions
 
     def func(self, name: str) -> Func | None:
         for f in self.funcs:

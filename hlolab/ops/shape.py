@@ -1,0 +1,869 @@
+"""Shape and data-movement ops: constant, iota, reshape, transpose,
+broadcast_in_dim, slice, concatenate, reverse, pad, tuple, get_tuple_element,
+optimization_barrier.
+
+Each op follows its spec section: ``verify`` checks every constraint (naming
+its ``(Cn)``), ``evaluate`` is vectorized numpy, and one index-arithmetic
+function per op (``*_operand_index``, written with the spec's names) serves
+both the provenance index maps (applied to whole ``np.indices`` grids) and
+``explain`` (applied to one index).
+
+Quantized tensors hold their storage integers; these ops only move storage,
+so quantized values are supported wherever the spec allows them (iota, which
+must quantize its index, is the exception and says so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hlolab.errors import ExecutionError, NotImplementedOpError
+from hlolab.ir.attrs import DenseElementsAttr
+from hlolab.numerics import round_float64
+from hlolab.ops.registry import OpCall, op
+from hlolab.trace.explain import Explanation, Step
+from hlolab.trace.provenance import (
+    IndexMapProvenance,
+    Link,
+    Provenance,
+    check_index,
+    index_link,
+    unary_copy_provenance,
+    value_shape,
+)
+from hlolab.types import ElementType, QuantizedElementType, TensorType, TokenType, TupleType
+
+Index = tuple[np.ndarray, ...]  # per-dimension index arrays (or 0-d arrays for one element)
+
+
+# --- type helpers ------------------------------------------------------------------
+
+def _elem_key(e: Any, ignore: tuple[str, ...] = ()) -> tuple:
+    """What identifies an element type to the spec: i32 and si32 are the same type."""
+    if isinstance(e, QuantizedElementType):
+        lo = e.storage_min if e.storage_min is not None else e.storage.min_value()
+        hi = e.storage_max if e.storage_max is not None else e.storage.max_value()
+        fields = {"axis": e.axis, "scales": e.scales, "zero_points": e.zero_points}
+        kept = tuple(v for k, v in fields.items() if k not in ignore)
+        return ("quant", _elem_key(e.storage), _elem_key(e.expressed), lo, hi) + kept
+    if isinstance(e, ElementType):
+        return (e.kind, e.bits)
+    return ("other", str(e))
+
+
+def same_element(a: Any, b: Any, ignore: tuple[str, ...] = ()) -> bool:
+    """Equal element types (quantized: optionally ignoring ``axis``/``scales``/``zero_points``)."""
+    return _elem_key(a, ignore) == _elem_key(b, ignore)
+
+
+def _dims_match(a: Sequence[int | None], b: Sequence[int | None]) -> bool:
+    """Equal shapes, a dynamic (None) dimension matching any size."""
+    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b, strict=True))
+
+
+def same_type(a: Any, b: Any) -> bool:
+    """type(a) = type(b) as the spec means it (spelling-insensitive, recursive)."""
+    if isinstance(a, TensorType) and isinstance(b, TensorType):
+        return _dims_match(a.shape, b.shape) and same_element(a.element, b.element)
+    if isinstance(a, TupleType) and isinstance(b, TupleType):
+        return len(a.types) == len(b.types) and all(
+            same_type(x, y) for x, y in zip(a.types, b.types, strict=True))
+    if isinstance(a, TokenType) and isinstance(b, TokenType):
+        return True
+    return a == b
+
+
+def _per_axis(t: TensorType) -> bool:
+    return isinstance(t.element, QuantizedElementType) and t.element.is_per_axis
+
+
+def _qdim(ctx: OpCall, t: TensorType) -> int:
+    """quantization_dimension(t), checked against the rank (a malformed type otherwise)."""
+    axis = t.element.axis
+    if not 0 <= axis < t.rank:
+        raise ctx.error(None, f"quantization_dimension {axis} is out of range for {t}")
+    return axis
+
+
+def _tensor(ctx: OpCall, t: Any, label: str | None, what: str, per_tensor_only: bool = False) -> TensorType:
+    if not isinstance(t, TensorType):
+        raise ctx.error(label, f"{what} must be a tensor, got {t}")
+    if per_tensor_only and _per_axis(t):
+        raise ctx.error(label, f"{what} must be a tensor or per-tensor quantized tensor, got {t}")
+    return t
+
+
+def _operand(ctx: OpCall, i: int = 0, label: str | None = "I1", what: str = "operand",
+             per_tensor_only: bool = False) -> TensorType:
+    if i >= len(ctx.operand_types):
+        raise ctx.error(label, f"missing {what}: the op has {len(ctx.operand_types)} operands")
+    return _tensor(ctx, ctx.operand_types[i], label, what, per_tensor_only)
+
+
+def _result(ctx: OpCall, what: str = "result", per_tensor_only: bool = False) -> TensorType:
+    if len(ctx.result_types) != 1:
+        raise ctx.error(None, f"expects one result, got {len(ctx.result_types)}")
+    return _tensor(ctx, ctx.result_types[0], None, what, per_tensor_only)
+
+
+def _prod(dims: Sequence[int | None]) -> int | None:
+    n = 1
+    for d in dims:
+        if d is None:
+            return None
+        n *= d
+    return n
+
+
+def _static(t: TensorType) -> tuple[int, ...]:
+    return t.static_shape()
+
+
+def _indices(shape: Sequence[int]) -> Index:
+    """Sparse index grids of a shape (broadcastable, one per dimension)."""
+    return tuple(np.indices(tuple(shape), sparse=True, dtype=np.int64))
+
+
+def _one(index: tuple[int, ...]) -> Index:
+    return tuple(np.asarray(i, dtype=np.int64) for i in index)
+
+
+def _ints(index: Index) -> tuple[int, ...]:
+    return tuple(int(i) for i in index)
+
+
+def _copy_map(inputs: list[Any], outputs: list[Any], links: list[Link]) -> IndexMapProvenance:
+    return IndexMapProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
+                              [links])
+
+
+def _no_links(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
+    """No element-level links: constant and iota read no input; tuples have no elements."""
+    return IndexMapProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
+                              [[] for _ in outputs])
+
+
+def _copy_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], idx: tuple[int, ...],
+                  steps: list[Step], operand: int, operand_index: tuple[int, ...],
+                  notes: Sequence[str] = ()) -> Explanation:
+    """The common tail: result[result_index] = operand[operand_index]."""
+    value = outputs[0][idx]
+    name = ctx.op.operands[operand].name if operand < len(ctx.op.operands) else f"operand #{operand}"
+    where = ", ".join(str(i) for i in operand_index)
+    steps.append(Step("result[result_index]", f"{name}[{where}]", value))
+    return Explanation(ctx.op.name, idx, steps, value, list(notes), 0)
+
+
+def _check_result(outputs: list[Any], result: int) -> None:
+    if not 0 <= result < len(outputs):
+        raise ExecutionError(f"result #{result} does not exist (the op has {len(outputs)} results)")
+
+
+def _result_index(outputs: list[Any], result: int, index: tuple) -> tuple[int, ...]:
+    """The checked index into the result (these ops have one)."""
+    _check_result(outputs, result)
+    return check_index(value_shape(outputs[0]), index, "result index")
+
+
+# --- constant ------------------------------------------------------------------------
+
+def _verify_constant(ctx: OpCall) -> None:
+    out = _result(ctx, "output")
+    value = ctx.attr("value")
+    if not isinstance(value, DenseElementsAttr):
+        raise NotImplementedOpError(ctx.name, ctx.loc, f"constant value {value} is not a dense<...> "
+                                    "literal")
+    vt = value.type
+    # a quantized constant is written with its storage type (as MLIR accepts it)
+    storage = out.element.storage if isinstance(out.element, QuantizedElementType) else None
+    elem_ok = same_element(vt.element, out.element) or (storage is not None
+                                                        and same_element(vt.element, storage))
+    if not (_dims_match(vt.shape, out.shape) and elem_ok):
+        raise ctx.error("C1", f"type(value) = {vt} must equal type(output) = {out}")
+
+
+def _explain_constant(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                      index: tuple) -> Explanation:
+    idx = _result_index(outputs, result, index)
+    value = outputs[0][idx]
+    return Explanation(ctx.op.name, idx, [Step("output[output_index]", "value[output_index]", value)],
+                       value, ["a constant: the value comes from the program text, no input"], 0)
+
+
+@op("stablehlo.constant", aliases=("Constant", "ConstantLiteral"), verify=_verify_constant,
+    provenance=_no_links, explain=_explain_constant)
+
+
+def constant(ctx: OpCall) -> np.ndarray:
+    """output = value."""
+    out = ctx.result_tensor(0)
+    shape = _static(out)
+    arr = np.asarray(ctx.attr("value").array)
+    if arr.dtype != out.dtype:
+        raise ExecutionError(f"constant value has dtype {arr.dtype}, the output needs {out.dtype}",
+                             ctx.loc)
+    if arr.shape != shape:
+        if arr.size != 1:
+            raise ExecutionError(f"constant value of shape {arr.shape} does not fit {out}", ctx.loc)
+        return np.full(shape, arr.reshape(())[()], dtype=out.dtype)  # a splat
+    return arr.copy()
+
+
+# --- iota ----------------------------------------------------------------------------
+
+def _verify_iota(ctx: OpCall) -> None:
+    out = _result(ctx, "output", per_tensor_only=True)
+    e = out.element
+    if isinstance(e, ElementType) and e.kind not in ("sint", "uint", "float", "complex"):
+        raise ctx.error(None, f"output must be a tensor of integer, floating-point or complex type "
+                        f"or a per-tensor quantized tensor, got {out}")
+    d = ctx.int("iota_dimension")
+    if not 0 <= d < out.rank:
+        raise ctx.error("C1", f"iota_dimension = {d} must be in [0, {out.rank}) (rank(output))")
+
+
+def _index_to_element(index: np.ndarray, e: ElementType) -> np.ndarray:
+    """constant(index, element_type): integers wrap (two's complement), floats round
+    to nearest even in one step (ml_dtypes' own cast would round twice via f32)."""
+    if e.is_int:
+        return index.astype(e.dtype)
+    exact = index.astype(np.float64)  # exact: indices are far below 2**53
+    if e.is_complex:
+        return exact.astype(e.dtype)  # numpy rounds float64 -> float32 correctly
+    return round_float64(exact, e.dtype)
+
+
+def _explain_iota(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                  index: tuple) -> Explanation:
+    idx = _result_index(outputs, result, index)
+    d = ctx.int("iota_dimension")
+    value = outputs[0][idx]
+    steps = [Step("output_index[iota_dimension]", f"output_index[{d}]", idx[d],
+                  dim_roles={d: "iota_dimension"}),
+             Step("output[output_index]", f"constant({idx[d]}, {ctx.result_tensor(0).element})", value)]
+    return Explanation(ctx.op.name, idx, steps, value, ["iota reads no input"], 0)
+
+
+@op("stablehlo.iota", aliases=("Iota",), verify=_verify_iota,
+    provenance=_no_links, explain=_explain_iota)
+
+
+def iota(ctx: OpCall) -> np.ndarray:
+    """output[output_index] = constant(output_index[iota_dimension], element_type(output))."""
+    out = ctx.result_tensor(0)
+    if isinstance(out.element, QuantizedElementType):
+        raise NotImplementedOpError(ctx.name, ctx.loc, f"quantized output {out}: quantizing the index "
+                                    "is not supported yet")
+    shape = _static(out)
+    d = ctx.int("iota_dimension")
+    values = _index_to_element(np.arange(shape[d], dtype=np.int64), out.element)
+    along = [1] * len(shape)
+    along[d] = shape[d]
+    return np.broadcast_to(values.reshape(along), shape).copy()
+
+
+# --- reshape -------------------------------------------------------------------------
+
+def _verify_reshape(ctx: OpCall) -> None:
+    operand, result = _operand(ctx), _result(ctx)
+    if _per_axis(operand):  # only the quantization dimension may differ
+        ok = _per_axis(result) and same_element(operand.element, result.element, ignore=("axis",))
+    else:
+        ok = same_element(operand.element, result.element)
+    if not ok:
+        raise ctx.error("C1", f"element_type(result) = {result.element} must be "
+                        f"element_type(operand) = {operand.element}")
+    n_op, n_res = _prod(operand.shape), _prod(result.shape)
+    if n_op is not None and n_res is not None and n_op != n_res:
+        raise ctx.error("C2", f"size(operand) = {n_op} must equal size(result) = {n_res} "
+                        f"({operand} vs {result})")
+    if _per_axis(operand):
+        qo, qr = _qdim(ctx, operand), _qdim(ctx, result)
+        parts = [(operand.shape[:qo], result.shape[:qr], "dims before quantization_dimension"),
+                 ((operand.shape[qo],), (result.shape[qr],), "dim at quantization_dimension"),
+                 (operand.shape[qo + 1:], result.shape[qr + 1:], "dims after quantization_dimension")]
+        for a, b, what in parts:
+            pa, pb = _prod(a), _prod(b)
+            if pa is not None and pb is not None and pa != pb:
+                raise ctx.error("C3", f"product of operand {what} ({pa}) must equal that of the "
+                                f"result ({pb})")
+
+
+def _prov_reshape(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
+    shape = outputs[0].shape
+    flat = np.arange(outputs[0].size, dtype=np.int64).reshape(shape)
+    return _copy_map(inputs, outputs, [Link(0, "copy", flat)])
+
+
+def _explain_reshape(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                     index: tuple) -> Explanation:
+    idx = _result_index(outputs, result, index)
+    rshape, oshape = outputs[0].shape, inputs[0].shape
+    k = int(np.ravel_multi_index(idx, rshape)) if rshape else 0
+    operand_index = tuple(int(i) for i in np.unravel_index(k, oshape)) if oshape else ()
+    steps = [Step("position", "position of result_index in the row-major order of "
+                  f"index_space(result) {rshape}", k),
+             Step("operand_index", f"the index at position {k} of index_space(operand) {oshape}",
+                  operand_index)]
+    return _copy_explain(ctx, inputs, outputs, idx, steps, 0, operand_index)
+
+
+@op("stablehlo.reshape", aliases=("Reshape",), verify=_verify_reshape,
+    provenance=_prov_reshape, explain=_explain_reshape)
+
+
+def reshape(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
+    """Same row-major order of elements, new shape."""
+    return operand.reshape(_static(ctx.result_tensor(0))).copy()
+
+
+# --- transpose -----------------------------------------------------------------------
+
+def _verify_transpose(ctx: OpCall) -> None:
+    operand, result = _operand(ctx), _result(ctx)
+    if _per_axis(operand):  # only the quantization dimension may differ
+        ok = _per_axis(result) and same_element(operand.element, result.element, ignore=("axis",))
+    else:
+        ok = same_element(operand.element, result.element)
+    if not ok:
+        raise ctx.error("C1", f"element_type(result) = {result.element} must be "
+                        f"element_type(operand) = {operand.element}")
+    perm = ctx.ints("permutation")
+    if sorted(perm) != list(range(operand.rank)):
+        raise ctx.error("C2", f"permutation = {list(perm)} must be a permutation of "
+                        f"range({operand.rank}) (rank(operand))")
+    want = tuple(operand.shape[p] for p in perm)
+    if not _dims_match(result.shape, want):
+        raise ctx.error("C3", f"shape(result) = {list(result.shape)} must be dim(operand, "
+                        f"permutation...) = {list(want)}")
+    if _per_axis(result):
+        qr = _qdim(ctx, result)
+        qo = operand.element.axis if isinstance(operand.element, QuantizedElementType) else None
+        if qo != perm[qr]:
+            raise ctx.error("C4", f"quantization_dimension(operand) = {qo} must be "
+                            f"permutation[quantization_dimension(result) = {qr}]")
+
+
+def transpose_operand_index(result_index: Index, permutation: Sequence[int]) -> Index:
+    """operand_index such that result_index[d] = operand_index[permutation[d]]."""
+    operand_index: list[Any] = [None] * len(permutation)
+    for d, p in enumerate(permutation):
+        operand_index[p] = result_index[d]
+    return tuple(operand_index)
+
+
+def _prov_transpose(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
+    shape = outputs[0].shape
+    oi = transpose_operand_index(_indices(shape), ctx.ints("permutation"))
+    return _copy_map(inputs, outputs, [index_link(0, "copy", inputs[0].shape, oi, result_shape=shape)])
+
+
+def _explain_transpose(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                       index: tuple) -> Explanation:
+    idx = _result_index(outputs, result, index)
+    perm = ctx.ints("permutation")
+    operand_index = _ints(transpose_operand_index(_one(idx), perm))
+    roles = {d: f"operand dim {p}" for d, p in enumerate(perm)}
+    steps = [Step("operand_index", "operand_index[permutation[d]] = result_index[d], "
+                  f"permutation = {list(perm)}", operand_index, dim_roles=roles)]
+    return _copy_explain(ctx, inputs, outputs, idx, steps, 0, operand_index)
+
+
+@op("stablehlo.transpose", aliases=("Transpose",), verify=_verify_transpose,
+    provenance=_prov_transpose, explain=_explain_transpose)
+
+
+def transpose(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
+    """result[result_index] = operand[operand_index], result_index[d] = operand_index[permutation[d]]."""
+    return np.ascontiguousarray(np.transpose(operand, ctx.ints("permutation")))
+
+
+# --- broadcast_in_dim ----------------------------------------------------------------
+
+def _verify_broadcast_in_dim(ctx: OpCall) -> None:
+    operand, result = _operand(ctx), _result(ctx)
+    if _per_axis(operand):  # quantization parameters may differ, per-axis-ness may not
+        ok = _per_axis(result) and same_element(operand.element, result.element,
+                                                ignore=("axis", "scales", "zero_points"))
+    else:
+        ok = same_element(operand.element, result.element)
+    if not ok:
+        raise ctx.error("C1", f"element_type(result) = {result.element} must be "
+                        f"element_type(operand) = {operand.element}")
+    dims = ctx.ints("broadcast_dimensions")
+    if len(dims) != operand.rank:
+        raise ctx.error("C2", f"size(broadcast_dimensions) = {len(dims)} must equal rank(operand) = "
+                        f"{operand.rank}")
+    bad = [d for d in dims if not 0 <= d < result.rank]
+    if bad:
+        raise ctx.error("C3", f"broadcast_dimensions = {list(dims)} must be in [0, {result.rank}) "
+                        f"(rank(result)); {bad} are not")
+    if len(set(dims)) != len(dims):
+        raise ctx.error("C4", f"broadcast_dimensions = {list(dims)} must be unique")
+    for d, rd in enumerate(dims):
+        n, m = operand.shape[d], result.shape[rd]
+        if n is not None and n != 1 and m is not None and n != m:
+            raise ctx.error("C5", f"dim(operand, {d}) = {n} must be 1 or dim(result, "
+                            f"broadcast_dimensions[{d}] = {rd}) = {m}")
+    if _per_axis(result):
+        _verify_broadcast_per_axis(ctx, operand, result, dims)
+
+
+def _verify_broadcast_per_axis(ctx: OpCall, operand: TensorType, result: TensorType,
+                               dims: Sequence[int]) -> None:
+    oe, res_e = operand.element, result.element
+    if not isinstance(oe, QuantizedElementType) or not oe.is_per_axis:
+        raise ctx.error("C6", f"a per-axis quantized result needs a per-axis quantized operand, got {oe}")
+    qo, qr = _qdim(ctx, operand), _qdim(ctx, result)
+    if qr != dims[qo]:
+        raise ctx.error("C6", f"quantization_dimension(result) = {qr} must be "
+                        f"broadcast_dimensions[quantization_dimension(operand) = {qo}] = {dims[qo]}")
+    n = result.shape[qr]
+    if operand.shape[qo] == 1 and n is not None:
+        same_params = (len(res_e.scales) == n and all(s == oe.scales[0] for s in res_e.scales)
+                       and all(z == oe.zero_points[0] for z in res_e.zero_points))
+        if not same_params:
+            raise ctx.error("C6", f"dim(operand, quantization_dimension) = 1, so every scale and zero "
+                            f"point of the result must be the operand's ({oe.scales[0]}, "
+                            f"{oe.zero_points[0]}); got {list(res_e.scales)}, {list(res_e.zero_points)}")
+
+
+def broadcast_operand_index(result_index: Index, operand_shape: Sequence[int],
+                            broadcast_dimensions: Sequence[int]) -> Index:
+    """operand_index[d] = 0 if dim(operand, d) = 1, else result_index[broadcast_dimensions[d]]."""
+    zero = np.zeros((), dtype=np.int64)
+    return tuple(zero if n == 1 else result_index[broadcast_dimensions[d]]
+                 for d, n in enumerate(operand_shape))
+
+
+def _prov_broadcast(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
+    shape = outputs[0].shape
+    oi = broadcast_operand_index(_indices(shape), inputs[0].shape, ctx.ints("broadcast_dimensions"))
+    return _copy_map(inputs, outputs, [index_link(0, "copy", inputs[0].shape, oi, result_shape=shape)])
+
+
+def _explain_broadcast(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                       index: tuple) -> Explanation:
+    idx = _result_index(outputs, result, index)
+    dims = ctx.ints("broadcast_dimensions")
+    oshape = inputs[0].shape
+    operand_index = _ints(broadcast_operand_index(_one(idx), oshape, dims))
+    roles: dict[int, str] = {r: "new (repeated)" for r in range(len(idx))}
+    for d, rd in enumerate(dims):
+        roles[rd] = f"operand dim {d} (size 1: pinned to 0)" if oshape[d] == 1 else f"operand dim {d}"
+    steps = [Step("operand_index", "operand_index[d] = 0 if dim(operand, d) = 1 else "
+                  f"result_index[broadcast_dimensions[d]], broadcast_dimensions = {list(dims)}",
+                  operand_index, dim_roles=roles)]
+    return _copy_explain(ctx, inputs, outputs, idx, steps, 0, operand_index)
+
+
+@op("stablehlo.broadcast_in_dim", aliases=("BroadcastInDim", "Broadcast"),
+    verify=_verify_broadcast_in_dim, provenance=_prov_broadcast,
+    explain=_explain_broadcast)
+
+
+def broadcast_in_dim(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
+    """Place operand dim d at result dim broadcast_dimensions[d]; size-1 dims repeat."""
+    shape = _static(ctx.result_tensor(0))
+    dims = ctx.ints("broadcast_dimensions")
+    order = sorted(range(len(dims)), key=lambda d: dims[d])  # operand dims by result position
+    moved = np.transpose(operand, order)
+    placed = [1] * len(shape)
+    for d in order:
+        placed[dims[d]] = operand.shape[d]
+    return np.broadcast_to(moved.reshape(placed), shape).copy()
+
+
+# --- slice ---------------------------------------------------------------------------
+
+def _verify_slice(ctx: OpCall) -> None:
+    operand = _operand(ctx, per_tensor_only=True)
+    result = _result(ctx, per_tensor_only=True)
+    if not same_element(operand.element, result.element):
+        raise ctx.error("C1", f"element_type(operand) = {operand.element} must equal "
+                        f"element_type(result) = {result.element}")
+    start, limit, strides = (ctx.ints(k) for k in ("start_indices", "limit_indices", "strides"))
+    if not len(start) == len(limit) == len(strides) == operand.rank:
+        raise ctx.error("C2", f"size(start_indices) = {len(start)}, size(limit_indices) = {len(limit)} "
+                        f"and size(strides) = {len(strides)} must all equal rank(operand) = "
+                        f"{operand.rank}")
+    for d, (s, lim, n) in enumerate(zip(start, limit, operand.shape, strict=True)):
+        if not (0 <= s <= lim and (n is None or lim <= n)):
+            raise ctx.error("C3", f"dimension {d}: 0 <= start_indices ({s}) <= limit_indices ({lim}) "
+                            f"<= dim(operand) ({n}) does not hold")
+    if any(st <= 0 for st in strides):
+        raise ctx.error("C4", f"strides = {list(strides)} must be positive")
+    want = tuple(-((s - lim) // st) for s, lim, st in zip(start, limit, strides, strict=True))  # ceil
+    if not _dims_match(result.shape, want):
+        raise ctx.error("C5", f"shape(result) = {list(result.shape)} must be "
+                        f"ceil((limit_indices - start_indices) / strides) = {list(want)}")
+
+
+def slice_operand_index(result_index: Index, start_indices: Sequence[int],
+                        strides: Sequence[int]) -> Index:
+    """operand_index = start_indices + result_index * strides."""
+    return tuple(s + r * st for r, s, st in zip(result_index, start_indices, strides, strict=True))
+
+
+def _prov_slice(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
+    shape = outputs[0].shape
+    oi = slice_operand_index(_indices(shape), ctx.ints("start_indices"), ctx.ints("strides"))
+    return _copy_map(inputs, outputs, [index_link(0, "copy", inputs[0].shape, oi, result_shape=shape)])
+
+
+def _explain_slice(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                   index: tuple) -> Explanation:
+    idx = _result_index(outputs, result, index)
+    start, strides = ctx.ints("start_indices"), ctx.ints("strides")
+    operand_index = _ints(slice_operand_index(_one(idx), start, strides))
+    steps = [Step("operand_index", f"start_indices + result_index * strides = {list(start)} + "
+                  f"{list(idx)} * {list(strides)}", operand_index)]
+    return _copy_explain(ctx, inputs, outputs, idx, steps, 0, operand_index)
+
+
+@op("stablehlo.slice", aliases=("Slice",), verify=_verify_slice,
+    provenance=_prov_slice, explain=_explain_slice)
+
+
+def slice_(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
+    """result[result_index] = operand[start_indices + result_index * strides]."""
+    start, limit, strides = (ctx.ints(k) for k in ("start_indices", "limit_indices", "strides"))
+    return operand[tuple(slice(s, lim, st) for s, lim, st in zip(start, limit, strides, strict=True))].copy()
+
+
+# --- concatenate ---------------------------------------------------------------------
+
+def _verify_concatenate(ctx: OpCall) -> None:
+    if not ctx.operand_types:
+        raise ctx.error("C3", "0 < size(inputs) does not hold: no inputs")
+    inputs = [_operand(ctx, i, "I1", f"inputs[{i}]", per_tensor_only=True)
+              for i in range(len(ctx.operand_types))]
+    result = _result(ctx, per_tensor_only=True)
+    first = inputs[0]
+    for i, t in enumerate(inputs):
+        if not same_element(t.element, first.element):
+            raise ctx.error("C1", f"element types of inputs differ: inputs[0] is {first.element}, "
+                            f"inputs[{i}] is {t.element}")
+    d = ctx.int("dimension")
+    if not 0 <= d < first.rank:
+        raise ctx.error("C4", f"dimension = {d} must be in [0, {first.rank}) (rank(inputs[0]))")
+    for i, t in enumerate(inputs):
+        others, first_others = t.shape[:d] + t.shape[d + 1:], first.shape[:d] + first.shape[d + 1:]
+        if t.rank != first.rank or not _dims_match(others, first_others):
+            raise ctx.error("C2", f"inputs[{i}] shape {list(t.shape)} must equal inputs[0] shape "
+                            f"{list(first.shape)} except in dimension {d}")
+    if not same_element(result.element, first.element):
+        raise ctx.error("C5", f"element_type(result) = {result.element} must be element_type(inputs[0]) "
+                        f"= {first.element}")
+    sizes = [t.shape[d] for t in inputs]
+    total = sum(sizes) if all(s is not None for s in sizes) else None
+    want = first.shape[:d] + (total,) + first.shape[d + 1:]
+    if not _dims_match(result.shape, want):
+        raise ctx.error("C6", f"shape(result) = {list(result.shape)} must be {list(want)} "
+                        f"(dim {d} = {' + '.join(str(s) for s in sizes)})")
+
+
+def concatenate_operand_index(result_index: Index, sizes: Sequence[int],
+                              dimension: int) -> tuple[np.ndarray, Index]:
+    """(k, index into inputs[k]): id = d0 + ... + dk-1 + kd along ``dimension``."""
+    starts = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+    rd = np.asarray(result_index[dimension])
+    k = np.searchsorted(starts[1:], rd, side="right")
+    kd = rd - starts[np.minimum(k, len(sizes) - 1)]
+    index = tuple(kd if d == dimension else r for d, r in enumerate(result_index))
+    return k, index
+
+
+def _prov_concatenate(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
+    shape = outputs[0].shape
+    d = ctx.int("dimension")
+    k, oi = concatenate_operand_index(_indices(shape), [v.shape[d] for v in inputs], d)
+    links = [index_link(i, "copy", v.shape, oi, valid=(k == i), result_shape=shape)
+             for i, v in enumerate(inputs)]
+    return _copy_map(inputs, outputs, links)
+
+
+def _explain_concatenate(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                         index: tuple) -> Explanation:
+    idx = _result_index(outputs, result, index)
+    d = ctx.int("dimension")
+    sizes = [v.shape[d] for v in inputs]
+    k, oi = concatenate_operand_index(_one(idx), sizes, d)
+    k, operand_index = int(k), _ints(oi)
+    before = " + ".join(str(s) for s in sizes[:k]) or "0"
+    steps = [Step("k", f"the input whose range along dimension {d} holds id = {idx[d]}; "
+                  f"sizes = {sizes}", k),
+             Step("kd", f"id - (d0 + ... + dk-1) = {idx[d]} - ({before})", operand_index[d]),
+             Step("operand_index", f"result_index with dimension {d} replaced by kd", operand_index,
+                  dim_roles={d: "concatenated"})]
+    return _copy_explain(ctx, inputs, outputs, idx, steps, k, operand_index)
+
+
+@op("stablehlo.concatenate", aliases=("ConcatInDim", "Concatenate"), verify=_verify_concatenate,
+    provenance=_prov_concatenate, explain=_explain_concatenate)
+
+
+def concatenate(ctx: OpCall, *inputs: np.ndarray) -> np.ndarray:
+    """The inputs one after another along ``dimension``."""
+    return np.concatenate(inputs, axis=ctx.int("dimension"))
+
+
+# --- reverse -------------------------------------------------------------------------
+
+def _verify_reverse(ctx: OpCall) -> None:
+    operand = _operand(ctx, per_tensor_only=True)
+    result = _result(ctx, per_tensor_only=True)
+    if not same_type(operand, result):
+        raise ctx.error("C1", f"type(operand) = {operand} must equal type(result) = {result}")
+    dims = ctx.ints("dimensions")
+    if len(set(dims)) != len(dims):
+        raise ctx.error("C2", f"dimensions = {list(dims)} must be unique")
+    bad = [d for d in dims if not 0 <= d < result.rank]
+    if bad:
+        raise ctx.error("C3", f"dimensions = {list(dims)} must be in [0, {result.rank}) (rank(result)); "
+                        f"{bad} are not")
+
+
+def reverse_operand_index(result_index: Index, result_shape: Sequence[int],
+                          dimensions: Sequence[int]) -> Index:
+    """operand_index[d] = dim(result, d) - result_index[d] - 1 if d in dimensions."""
+    return tuple(result_shape[d] - r - 1 if d in dimensions else r for d, r in enumerate(result_index))
+
+
+def _prov_reverse(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
+    shape = outputs[0].shape
+    oi = reverse_operand_index(_indices(shape), shape, ctx.ints("dimensions"))
+    return _copy_map(inputs, outputs, [index_link(0, "copy", inputs[0].shape, oi, result_shape=shape)])
+
+
+def _explain_reverse(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                     index: tuple) -> Explanation:
+    idx = _result_index(outputs, result, index)
+    dims = ctx.ints("dimensions")
+    shape = outputs[0].shape
+    operand_index = _ints(reverse_operand_index(_one(idx), shape, dims))
+    roles = {d: "reversed" if d in dims else "kept" for d in range(len(idx))}
+    steps = [Step("operand_index", "operand_index[d] = dim(result, d) - result_index[d] - 1 if d in "
+                  f"dimensions = {list(dims)}, else result_index[d]", operand_index, dim_roles=roles)]
+    return _copy_explain(ctx, inputs, outputs, idx, steps, 0, operand_index)
+
+
+@op("stablehlo.reverse", aliases=("Rev", "Reverse"), verify=_verify_reverse,
+    provenance=_prov_reverse, explain=_explain_reverse)
+
+
+def reverse(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
+    """Reverse the order of elements along ``dimensions``."""
+    return np.flip(operand, axis=tuple(ctx.ints("dimensions"))).copy()
+
+
+# --- pad -----------------------------------------------------------------------------
+
+def _verify_pad(ctx: OpCall) -> None:
+    operand = _operand(ctx, 0, "I1", "operand", per_tensor_only=True)
+    pv = _operand(ctx, 1, "I2", "padding_value", per_tensor_only=True)
+    result = _result(ctx, per_tensor_only=True)
+    if pv.rank != 0:
+        raise ctx.error("I2", f"padding_value must be a 0-dimensional tensor, got {pv}")
+    if not (same_element(operand.element, pv.element) and same_element(operand.element, result.element)):
+        raise ctx.error("C1", f"element_type(operand) = {operand.element}, element_type(padding_value) "
+                        f"= {pv.element} and element_type(result) = {result.element} must be equal")
+    low, high, interior = (ctx.ints(k) for k in ("edge_padding_low", "edge_padding_high",
+                                                  "interior_padding"))
+    if not len(low) == len(high) == len(interior) == operand.rank:
+        raise ctx.error("C2", f"size(edge_padding_low) = {len(low)}, size(edge_padding_high) = "
+                        f"{len(high)} and size(interior_padding) = {len(interior)} must all equal "
+                        f"rank(operand) = {operand.rank}")
+    if any(i < 0 for i in interior):
+        raise ctx.error("C3", f"interior_padding = {list(interior)} must be >= 0")
+    want = tuple(None if n is None else n + lo + max(n - 1, 0) * i + hi
+                 for n, lo, hi, i in zip(operand.shape, low, high, interior, strict=True))
+    if not _dims_match(result.shape, want):
+        raise ctx.error("C4", f"shape(result) = {list(result.shape)} must be shape(operand) + "
+                        "edge_padding_low + max(shape(operand) - 1, 0) * interior_padding + "
+                        f"edge_padding_high = {list(want)}")
+
+
+PAD_KINDS = ("operand", "low edge padding", "high edge padding", "interior padding")
+
+
+def pad_operand_index(result_index: Index, operand_shape: Sequence[int], low: Sequence[int],
+                      interior: Sequence[int]) -> tuple[Index, Index]:
+    """(operand_index, kind per dimension) where result_index = edge_padding_low +
+    operand_index * (interior_padding + 1); kind indexes PAD_KINDS (0: an operand element)."""
+    operand_index, kinds = [], []
+    for r, n, lo, i in zip(result_index, operand_shape, low, interior, strict=True):
+        t = np.asarray(r - lo)
+        q, rem = np.divmod(t, i + 1)
+        kind = np.where(t < 0, 1, np.where(t > (n - 1) * (i + 1), 2, np.where(rem != 0, 3, 0)))
+        operand_index.append(q)
+        kinds.append(kind)
+    return tuple(operand_index), tuple(kinds)
+
+
+def _prov_pad(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
+    shape = outputs[0].shape
+    oi, kinds = pad_operand_index(_indices(shape), inputs[0].shape, ctx.ints("edge_padding_low"),
+                                  ctx.ints("interior_padding"))
+    valid = np.ones(shape, dtype=bool)
+    for kind in kinds:
+        valid = valid & (kind == 0)
+    links = [index_link(0, "copy", inputs[0].shape, oi, valid=valid, result_shape=shape),
+             index_link(1, "pad_value", (), (), valid=~valid, result_shape=shape)]
+    return _copy_map(inputs, outputs, links)
+
+
+def _explain_pad(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                 index: tuple) -> Explanation:
+    idx = _result_index(outputs, result, index)
+    low, interior = ctx.ints("edge_padding_low"), ctx.ints("interior_padding")
+    oi, kinds = pad_operand_index(_one(idx), inputs[0].shape, low, interior)
+    shifted = tuple(r - lo for r, lo in zip(idx, low, strict=True))
+    roles = {d: PAD_KINDS[int(k)] for d, k in enumerate(kinds)}
+    # an integer where an operand element sits, else why the quotient is no operand index
+    why = {1: "< 0", 2: "past the last element", 3: "not an integer"}
+    shown = tuple(int(q) if int(k) == 0 else f"{t}/{i + 1} {why[int(k)]}"
+                  for q, k, t, i in zip(oi, kinds, shifted, interior, strict=True))
+    steps = [Step("result_index - edge_padding_low", f"{list(idx)} - {list(low)}", shifted),
+             Step("operand_index", "(result_index - edge_padding_low) / (interior_padding + 1), "
+                  f"interior_padding = {list(interior)}", shown, dim_roles=roles)]
+    if all(int(k) == 0 for k in kinds):
+        return _copy_explain(ctx, inputs, outputs, idx, steps, 0, _ints(oi))
+    value = outputs[0][idx]
+    name = ctx.op.operands[1].name if len(ctx.op.operands) > 1 else "padding_value"
+    steps.append(Step("result[result_index]", f"padding_value ({name})", value))
+    where = [f"dim {d}: {r}" for d, r in roles.items() if r != "operand"]
+    return Explanation(ctx.op.name, idx, steps, value,
+                       ["no operand_index satisfies result_index = edge_padding_low + operand_index * "
+                        "(interior_padding + 1) (" + "; ".join(where) + ")"], 0)
+
+
+@op("stablehlo.pad", aliases=("Pad",), verify=_verify_pad,
+    provenance=_prov_pad, explain=_explain_pad)
+
+
+def pad(ctx: OpCall, operand: np.ndarray, padding_value: np.ndarray) -> np.ndarray:
+    """operand[operand_index] where result_index = edge_padding_low + operand_index *
+    (interior_padding + 1), padding_value elsewhere (negative edge padding crops)."""
+    out = ctx.result_tensor(0)
+    shape = _static(out)
+    low, interior = ctx.ints("edge_padding_low"), ctx.ints("interior_padding")
+    result = np.full(shape, padding_value[()], dtype=out.dtype)
+    dst, src = [], []
+    for n, lo, i, size in zip(operand.shape, low, interior, shape, strict=True):
+        step = i + 1
+        first = max(0, -(lo // step))  # first operand index landing at result index >= 0
+        last = min(n - 1, (size - 1 - lo) // step)  # last one landing below size
+        if first > last:
+            return result  # no operand element survives the cropping
+        dst.append(slice(lo + first * step, lo + last * step + 1, step))
+        src.append(slice(first, last + 1))
+    result[tuple(dst)] = operand[tuple(src)]
+    return result
+
+
+# --- tuple, get_tuple_element, optimization_barrier ----------------------------------
+
+def _verify_tuple(ctx: OpCall) -> None:
+    if len(ctx.result_types) != 1 or not isinstance(ctx.result_types[0], TupleType):
+        raise ctx.error("C1", f"result must be a tuple, got {[str(t) for t in ctx.result_types]}")
+    want = TupleType(tuple(ctx.operand_types))
+    if not same_type(ctx.result_types[0], want):
+        raise ctx.error("C1", f"result has type {ctx.result_types[0]}, must be {want}")
+
+
+def _explain_tuple(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                   index: tuple) -> Explanation:
+    _check_result(outputs, result)
+    if tuple(index) != ():
+        raise ExecutionError(f"a tuple has no elements to index: index {tuple(index)} (use ())")
+    names = [v.name for v in ctx.op.operands]
+    children = [Step(f"result[{i}]", names[i], v) for i, v in enumerate(inputs)]
+    steps = [Step("result", "(" + ", ".join(names) + ")", outputs[0], children=children)]
+    return Explanation(ctx.op.name, (), steps, outputs[0], [], 0)
+
+
+@op("stablehlo.tuple", aliases=("Tuple",), verify=_verify_tuple,
+    provenance=_no_links, explain=_explain_tuple)
+
+
+def tuple_(ctx: OpCall, *val: Any) -> tuple:
+    """result = (val0, ..., valN-1)."""
+    return tuple(val)
+
+
+def _verify_get_tuple_element(ctx: OpCall) -> None:
+    operand = ctx.operand_types[0] if ctx.operand_types else None
+    if not isinstance(operand, TupleType):
+        raise ctx.error("I1", f"operand must be a tuple, got {operand}")
+    index = ctx.int("index")
+    if not 0 <= index < len(operand.types):
+        raise ctx.error("C1", f"index = {index} must be in [0, {len(operand.types)}) (size(operand))")
+    if len(ctx.result_types) != 1 or not same_type(ctx.result_types[0], operand.types[index]):
+        raise ctx.error("C2", f"type(result) = {', '.join(str(t) for t in ctx.result_types)} must be "
+                        f"tuple_element_types(operand)[{index}] = {operand.types[index]}")
+
+
+def _explain_get_tuple_element(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                               index: tuple) -> Explanation:
+    _check_result(outputs, result)
+    k = ctx.int("index")
+    value = outputs[0]
+    idx: tuple[int, ...] = ()
+    if isinstance(value, np.ndarray):
+        idx = check_index(value_shape(value), index, "result index")
+        value = value[idx]
+    elif tuple(index) != ():
+        raise ExecutionError(f"result is not a tensor: index {tuple(index)} (use ())")
+    steps = [Step("result", f"{ctx.op.operands[0].name}[{k}]", outputs[0])]
+    if idx:
+        steps.append(Step("result[result_index]", f"{ctx.op.operands[0].name}[{k}]"
+                          f"[{', '.join(str(i) for i in idx)}]", value))
+    return Explanation(ctx.op.name, idx, steps, value,
+                       ["provenance does not follow elements through tuples"], 0)
+
+
+@op("stablehlo.get_tuple_element", aliases=("GetTupleElement",), verify=_verify_get_tuple_element,
+    provenance=_no_links, explain=_explain_get_tuple_element)
+
+
+def get_tuple_element(ctx: OpCall, operand: tuple) -> Any:
+    """result = operand[index]."""
+    return operand[ctx.int("index")]
+
+
+def _verify_optimization_barrier(ctx: OpCall) -> None:
+    ops, res = ctx.operand_types, ctx.result_types
+    for i, t in enumerate(ops):
+        if isinstance(t, TensorType) and _per_axis(t):
+            raise ctx.error(None, f"operand #{i} must be a tensor, per-tensor quantized tensor or "
+                            f"token, got {t}")
+    if len(ops) != len(res) or not all(same_type(a, b) for a, b in zip(ops, res, strict=True)):
+        raise ctx.error("C1", f"type(operand...) = {[str(t) for t in ops]} must equal "
+                        f"type(result...) = {[str(t) for t in res]}")
+
+
+def _explain_optimization_barrier(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                                  index: tuple) -> Explanation:
+    _check_result(outputs, result)
+    value = outputs[result]
+    name = ctx.op.operands[result].name
+    idx = check_index(value_shape(value), index, f"result #{result} index") \
+        if isinstance(value, np.ndarray) else ()
+    element = value[idx] if isinstance(value, np.ndarray) else value
+    where = ", ".join(str(i) for i in idx)
+    steps = [Step(f"result#{result}[{where}]", f"{name}[{where}] (identity)", element)]
+    return Explanation(ctx.op.name, idx, steps, element, [], result)
+
+
+@op("stablehlo.optimization_barrier", aliases=("OptimizationBarrier",),
+    verify=_verify_optimization_barrier, provenance=unary_copy_provenance,
+    explain=_explain_optimization_barrier)
+
+
+def optimization_barrier(ctx: OpCall, *operand: Any) -> list[Any]:
+    """An identity: result = operand."""
+    return list(operand)

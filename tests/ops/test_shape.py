@@ -1,0 +1,741 @@
+"""Shape and data-movement ops: spec examples, constraints, provenance, explain, jax oracle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from hlolab.errors import ExecutionError, NotImplementedOpError, VerificationError
+from hlolab.interp.single import apply_op, build_op, evaluate_op
+from hlolab.ir.attrs import DenseArrayAttr, DenseElementsAttr, IntegerAttr
+from hlolab.ops.registry import TOKEN, OpCall, lookup
+from hlolab.trace.explain import format_explanation
+from hlolab.trace.provenance import Source, Target
+from hlolab.types import QuantizedElementType, TokenType, TupleType, element_type, tensor_type
+from tests.conftest import require_oracle
+
+
+def arr(*values: int) -> DenseArrayAttr:
+    return DenseArrayAttr("i64", tuple(values))
+
+
+def i64(v: int) -> IntegerAttr:
+    return IntegerAttr(v, element_type("i64"))
+
+
+def t(shape: tuple[int, ...], elem: Any = "i32"):
+    return tensor_type(shape, elem)
+
+
+@dataclass
+class Ran:
+    """One executed op with its provenance and explain at hand."""
+
+    call: OpCall
+    inputs: list[Any]
+    outputs: list[Any]
+
+    @property
+    def out(self) -> Any:
+        return self.outputs[0]
+
+    def prov(self):
+        return lookup(self.call.name).provenance(self.call, self.inputs, self.outputs)
+
+    def explain(self, index: tuple, result: int = 0):
+        return lookup(self.call.name).explain(self.call, self.inputs, self.outputs, result, index)
+
+
+def run(name: str, inputs: list[Any], attrs: dict | None, result_types: list, operand_types=None) -> Ran:
+    op = build_op(name, inputs, attrs, result_types, operand_types)
+    call = OpCall(op)
+    return Ran(call, inputs, evaluate_op(op, inputs, call))
+
+
+def fails(constraint: str, name: str, inputs, attrs, result_types, operand_types=None) -> VerificationError:
+    with pytest.raises(VerificationError) as info:
+        apply_op(name, inputs, attrs, result_types, operand_types)
+    e = info.value
+    assert e.constraint == constraint, e.message
+    assert e.message.startswith(f"{name.removeprefix('stablehlo.')} ({constraint}): ")
+    return e
+
+
+def same(got: np.ndarray, want: Any, dtype: Any) -> None:
+    want = np.asarray(want, dtype=dtype)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes(), f"{got} != {want}"
+
+
+I32 = np.int32
+
+
+# --- spec examples -------------------------------------------------------------------
+
+def test_spec_broadcast_in_dim():
+    r = apply_op("stablehlo.broadcast_in_dim", [np.array([[1, 2, 3]], I32)],
+                 {"broadcast_dimensions": arr(2, 1)}, [t((2, 3, 2))])
+    same(r[0], [[[1, 1], [2, 2], [3, 3]], [[1, 1], [2, 2], [3, 3]]], I32)
+
+
+def test_spec_concatenate():
+    r = apply_op("stablehlo.concatenate", [np.array([[1, 2], [3, 4], [5, 6]]), np.array([[7, 8]])],
+                 {"dimension": i64(0)}, [t((4, 2), "i64")])
+    same(r[0], [[1, 2], [3, 4], [5, 6], [7, 8]], np.int64)
+
+
+def test_spec_constant():
+    value = np.array([[0.0, 1.0], [2.0, 3.0]], np.float32)
+    attr = DenseElementsAttr(t((2, 2), "f32"), value)
+    r = apply_op("stablehlo.constant", [], {"value": attr}, [t((2, 2), "f32")])
+    same(r[0], [[0.0, 1.0], [2.0, 3.0]], np.float32)
+    assert r[0] is not value  # a copy: later ops cannot change the program's literal
+
+
+def test_spec_get_tuple_element_and_tuple():
+    val0, val1 = np.array([1.0, 2.0]), (np.array(3, np.int64),)
+    inner = TupleType((t((), "i64"),))
+    tt = TupleType((t((2,), "f64"), inner))
+    (tup,) = apply_op("stablehlo.tuple", [val0, val1], None, [tt], [t((2,), "f64"), inner])
+    assert isinstance(tup, tuple) and tup[0] is val0 and tup[1] is val1
+    (res,) = apply_op("stablehlo.get_tuple_element", [tup], {"index": IntegerAttr(0, element_type("i32"))},
+                      [t((2,), "f64")], [tt])
+    same(res, [1.0, 2.0], np.float64)
+    (res,) = apply_op("stablehlo.get_tuple_element", [tup], {"index": IntegerAttr(1, element_type("i32"))},
+                      [inner], [tt])
+    assert res == (np.array(3),)
+
+
+@pytest.mark.parametrize("dim, want", [
+    (0, [[0] * 5, [1] * 5, [2] * 5, [3] * 5]),
+    (1, [[0, 1, 2, 3, 4]] * 4),
+])
+def test_spec_iota(dim, want):
+    (r,) = apply_op("stablehlo.iota", [], {"iota_dimension": i64(dim)}, [t((4, 5))])
+    same(r, want, I32)
+
+
+def test_spec_optimization_barrier():
+    a, b = np.array(0.0, np.float32), np.array(1.0, np.float32)
+    r = apply_op("stablehlo.optimization_barrier", [a, b], None, [t((), "f32"), t((), "f32")])
+    same(r[0], 0.0, np.float32)
+    same(r[1], 1.0, np.float32)
+
+
+PAD_SPEC = dict(edge_padding_low=arr(0, 1), edge_padding_high=arr(2, 1), interior_padding=arr(1, 2))
+PAD_SPEC_OUT = [[0, 1, 0, 0, 2, 0, 0, 3, 0], [0] * 9, [0, 4, 0, 0, 5, 0, 0, 6, 0], [0] * 9, [0] * 9]
+
+
+def test_spec_pad():
+    r = apply_op("stablehlo.pad", [np.array([[1, 2, 3], [4, 5, 6]], I32), np.array(0, I32)], PAD_SPEC,
+                 [t((5, 9))])
+    same(r[0], PAD_SPEC_OUT, I32)
+
+
+def test_spec_reshape():
+    (r,) = apply_op("stablehlo.reshape", [np.array([[1, 2, 3], [4, 5, 6]], I32)], None, [t((3, 2))])
+    same(r, [[1, 2], [3, 4], [5, 6]], I32)
+
+
+def test_spec_reverse():
+    (r,) = apply_op("stablehlo.reverse", [np.array([[1, 2], [3, 4], [5, 6]], I32)],
+                    {"dimensions": arr(1)}, [t((3, 2))])
+    same(r, [[2, 1], [4, 3], [6, 5]], I32)
+
+
+def test_spec_slice():
+    x = np.array([[0, 0, 0, 0], [0, 0, 1, 1], [0, 0, 1, 1]], np.int64)
+    (r,) = apply_op("stablehlo.slice", [x], {"start_indices": arr(1, 2), "limit_indices": arr(3, 4),
+                                             "strides": arr(1, 1)}, [t((2, 2), "i64")])
+    same(r, [[1, 1], [1, 1]], np.int64)
+
+
+X232 = np.array([[[1, 2], [3, 4], [5, 6]], [[7, 8], [9, 10], [11, 12]]], I32)
+
+
+def test_spec_transpose():
+    (r,) = apply_op("stablehlo.transpose", [X232], {"permutation": arr(2, 1, 0)}, [t((2, 3, 2))])
+    same(r, [[[1, 7], [3, 9], [5, 11]], [[2, 8], [4, 10], [6, 12]]], I32)
+
+
+# --- more cases (from the StableHLO interpreter tests and by hand) -----------------------
+
+NEG_PAD_IN = np.array([[0, 0, 0, 0], [0, 1, 2, 0], [0, 3, 4, 0], [0, 5, 6, 0], [0, 0, 0, 0]], np.int64)
+NEG_PAD = dict(edge_padding_low=arr(1, -1), edge_padding_high=arr(1, -1), interior_padding=arr(0, 1))
+
+
+def test_pad_negative_edges_crop_interior_padded_operand():
+    r = run("stablehlo.pad", [NEG_PAD_IN, np.array(-1, np.int64)], NEG_PAD, [t((7, 5), "i64")])
+    same(r.out, [[-1] * 5, [-1, 0, -1, 0, -1], [-1, 1, -1, 2, -1], [-1, 3, -1, 4, -1],
+                 [-1, 5, -1, 6, -1], [-1, 0, -1, 0, -1], [-1] * 5], np.int64)
+
+
+@pytest.mark.parametrize("low, high, interior, want", [
+    ((-1,), (0,), (0,), [2, 3]),
+    ((0,), (-2,), (1,), [1, 9, 2]),           # interior, then the high edge crops into it
+    ((-2,), (-2,), (2,), [9, 2, 9]),
+    ((-5,), (3,), (0,), [9]),                 # everything cropped, then padded again
+    ((2,), (-6,), (1,), [9]),                 # only low padding survives
+    ((-2,), (-1,), (0,), []),
+])
+def test_pad_negative_and_interior(low, high, interior, want):
+    (r,) = apply_op("stablehlo.pad", [np.array([1, 2, 3], I32), np.array(9, I32)],
+                    dict(edge_padding_low=arr(*low), edge_padding_high=arr(*high),
+                         interior_padding=arr(*interior)), [t((len(want),))])
+    same(r, want, I32)
+
+
+def test_pad_empty_operand_and_bf16():
+    bf16 = ml_dtypes.bfloat16
+    (r,) = apply_op("stablehlo.pad", [np.zeros((0, 2), bf16), np.array(1.5, bf16)],
+                    dict(edge_padding_low=arr(1, 0), edge_padding_high=arr(1, 1), interior_padding=arr(3, 0)),
+                    [t((2, 3), "bf16")])
+    same(r, np.full((2, 3), 1.5), ml_dtypes.bfloat16)
+
+
+def test_slice_strided():
+    x = np.array([[0, 0, 1, 0, 0, 1], [0, 0, 0, 0, 0, 0], [0, 0, 1, 0, 0, 1]], np.int64)
+    (r,) = apply_op("stablehlo.slice", [x], {"start_indices": arr(0, 2), "limit_indices": arr(3, 6),
+                                             "strides": arr(2, 3)}, [t((2, 2), "i64")])
+    same(r, [[1, 1], [1, 1]], np.int64)
+
+
+def test_transpose_other_permutation():
+    (r,) = apply_op("stablehlo.transpose", [X232], {"permutation": arr(1, 0, 2)}, [t((3, 2, 2))])
+    same(r, [[[1, 2], [7, 8]], [[3, 4], [9, 10]], [[5, 6], [11, 12]]], I32)
+
+
+def test_broadcast_in_dim_expands_size_one_and_adds_dims():
+    x = np.array([[1], [2]], I32)
+    (r,) = apply_op("stablehlo.broadcast_in_dim", [x], {"broadcast_dimensions": arr(0, 2)}, [t((2, 2, 3))])
+    same(r, [[[1, 1, 1]] * 2, [[2, 2, 2]] * 2], I32)
+    (r,) = apply_op("stablehlo.broadcast_in_dim", [np.array(7, I32)], {"broadcast_dimensions": arr()},
+                    [t((2,))])
+    same(r, [7, 7], I32)
+
+
+def test_reverse_several_dims_and_none():
+    (r,) = apply_op("stablehlo.reverse", [X232], {"dimensions": arr(0, 2)}, [t((2, 3, 2))])
+    same(r, X232[::-1, :, ::-1], I32)
+    (r,) = apply_op("stablehlo.reverse", [X232], {"dimensions": arr()}, [t((2, 3, 2))])
+    same(r, X232, I32)
+
+
+def test_concatenate_three_inputs_middle_dim():
+    a, b, c = np.zeros((2, 1), I32), np.ones((2, 2), I32), np.full((2, 0), 5, I32)
+    (r,) = apply_op("stablehlo.concatenate", [a, b, c], {"dimension": i64(1)}, [t((2, 3))])
+    same(r, [[0, 1, 1], [0, 1, 1]], I32)
+
+
+@pytest.mark.parametrize("elem, want", [
+    ("i4", [0, 1, 2, 3, 4, 5, 6, 7, -8, -7]),  # integers wrap
+    ("ui2", [0, 1, 2, 3, 0, 1, 2, 3, 0, 1]),
+    ("f16", list(range(10))),
+    ("complex<f64>", list(range(10))),
+])
+def test_iota_element_types(elem, want):
+    (r,) = apply_op("stablehlo.iota", [], {"iota_dimension": i64(0)}, [t((10,), elem)])
+    same(r, want, element_type(elem).dtype)
+
+
+def test_iota_rounds_once_to_nearest_even():
+    (r,) = apply_op("stablehlo.iota", [], {"iota_dimension": i64(1)}, [t((1, 600), "bf16")])
+    # bf16 spacing is 2 in [256, 512): ties go to the even significand
+    assert r[0, 256:268].astype(np.float32).tolist() == [256, 256, 258, 260, 260, 260, 262, 264, 264,
+                                                         264, 266, 268]
+    (r,) = apply_op("stablehlo.iota", [], {"iota_dimension": i64(0)}, [t((500,), "f8E4M3FN")])
+    assert r[[447, 464, 465]].astype(np.float32)[:2].tolist() == [448, 448]
+    assert np.isnan(r[465].astype(np.float32))  # past the largest finite value: NaN (no inf in E4M3FN)
+
+
+def test_iota_index_conversion_is_single_rounding():
+    # 2**24 + 2**16 + 1 lies just above a bf16 tie; rounding through f32 first would give 2**24
+    from hlolab.ops.shape import _index_to_element
+
+    got = _index_to_element(np.array([2**24 + 2**16 + 1]), element_type("bf16"))
+    assert float(got[0]) == 2**24 + 2**17
+
+
+# --- quantized values move as storage ---------------------------------------------------
+
+Q8 = QuantizedElementType(element_type("i8"), element_type("f32"), (0.5,), (3,))
+QAXIS1 = QuantizedElementType(element_type("i8"), element_type("f32"), (0.5, 0.25), (0, 1), axis=1)
+QAXIS0 = QuantizedElementType(element_type("i8"), element_type("f32"), (0.5, 0.25), (0, 1), axis=0)
+
+
+def test_quantized_per_tensor_slice_pad_concat_reverse():
+    x = np.array([[1, -2, 3], [4, 5, -6]], np.int8)
+    (r,) = apply_op("stablehlo.slice", [x], {"start_indices": arr(0, 1), "limit_indices": arr(2, 3),
+                                             "strides": arr(1, 2)}, [t((2, 1), Q8)], [t((2, 3), Q8)])
+    same(r, [[-2], [5]], np.int8)
+    (r,) = apply_op("stablehlo.pad", [x, np.array(3, np.int8)],
+                    dict(edge_padding_low=arr(0, 1), edge_padding_high=arr(0, 0), interior_padding=arr(0, 0)),
+                    [t((2, 4), Q8)], [t((2, 3), Q8), t((), Q8)])
+    same(r, [[3, 1, -2, 3], [3, 4, 5, -6]], np.int8)
+    (r,) = apply_op("stablehlo.reverse", [x], {"dimensions": arr(1)}, [t((2, 3), Q8)], [t((2, 3), Q8)])
+    same(r, x[:, ::-1], np.int8)
+
+
+def test_quantized_per_axis_transpose_and_reshape():
+    x = np.array([[1, 2], [3, 4], [5, 6]], np.int8)
+    (r,) = apply_op("stablehlo.transpose", [x], {"permutation": arr(1, 0)}, [t((2, 3), QAXIS0)],
+                    [t((3, 2), QAXIS1)])
+    same(r, x.T, np.int8)
+    (r,) = apply_op("stablehlo.reshape", [x], None, [t((3, 1, 2), QAXIS1.__class__(
+        QAXIS1.storage, QAXIS1.expressed, QAXIS1.scales, QAXIS1.zero_points, axis=2))],
+        [t((3, 2), QAXIS1)])
+    same(r, x.reshape(3, 1, 2), np.int8)
+
+
+def test_quantized_constant_uses_storage_values():
+    attr = DenseElementsAttr(t((2,), "i8"), np.array([7, -1], np.int8))
+    (r,) = apply_op("stablehlo.constant", [], {"value": attr}, [t((2,), Q8)])
+    same(r, [7, -1], np.int8)
+
+
+def test_quantized_iota_is_not_implemented():
+    with pytest.raises(NotImplementedOpError, match="stablehlo.iota is not implemented yet .*quantized"):
+        apply_op("stablehlo.iota", [], {"iota_dimension": i64(0)}, [t((3,), Q8)])
+
+
+# --- constraints ---------------------------------------------------------------------
+
+X23 = np.arange(6, dtype=I32).reshape(2, 3)
+
+
+def test_constant_constraints():
+    attr = DenseElementsAttr(t((2,), "f32"), np.zeros(2, np.float32))
+    fails("C1", "stablehlo.constant", [], {"value": attr}, [t((3,), "f32")])
+    fails("C1", "stablehlo.constant", [], {"value": attr}, [t((2,), "f16")])
+
+
+def test_iota_constraints():
+    fails("C1", "stablehlo.iota", [], {"iota_dimension": i64(2)}, [t((2, 3))])
+    fails("C1", "stablehlo.iota", [], {"iota_dimension": i64(-1)}, [t((2, 3))])
+    with pytest.raises(VerificationError, match="iota: output must be a tensor of integer"):
+        apply_op("stablehlo.iota", [], {"iota_dimension": i64(0)}, [t((2,), "i1")])
+    with pytest.raises(VerificationError, match="per-tensor quantized"):
+        apply_op("stablehlo.iota", [], {"iota_dimension": i64(0)}, [t((2, 2), QAXIS0)])
+
+
+def test_reshape_constraints():
+    fails("C1", "stablehlo.reshape", [X23], None, [t((3, 2), "i64")])
+    e = fails("C2", "stablehlo.reshape", [X23], None, [t((4, 2))])
+    assert "size(operand) = 6 must equal size(result) = 8" in e.message
+    q_res = QuantizedElementType(element_type("i8"), element_type("f32"), (0.5, 0.25), (0, 1), axis=0)
+    x = np.zeros((3, 2), np.int8)
+    fails("C3", "stablehlo.reshape", [x], None, [t((2, 3), q_res)], [t((3, 2), QAXIS1)])
+    fails("C1", "stablehlo.reshape", [x], None, [t((6,), Q8)], [t((3, 2), QAXIS1)])
+
+
+def test_transpose_constraints():
+    fails("C1", "stablehlo.transpose", [X23], {"permutation": arr(1, 0)}, [t((3, 2), "f32")])
+    fails("C2", "stablehlo.transpose", [X23], {"permutation": arr(0, 0)}, [t((2, 2))])
+    fails("C2", "stablehlo.transpose", [X23], {"permutation": arr(1, 0, 2)}, [t((3, 2))])
+    e = fails("C3", "stablehlo.transpose", [X23], {"permutation": arr(1, 0)}, [t((2, 3))])
+    assert "[2, 3] must be dim(operand, permutation...) = [3, 2]" in e.message
+    x = np.zeros((3, 2), np.int8)
+    fails("C4", "stablehlo.transpose", [x], {"permutation": arr(1, 0)}, [t((2, 3), QAXIS1)],
+          [t((3, 2), QAXIS1)])
+
+
+def test_broadcast_in_dim_constraints():
+    x = np.array([[1, 2, 3]], I32)
+    fails("C1", "stablehlo.broadcast_in_dim", [x], {"broadcast_dimensions": arr(0, 1)}, [t((1, 3), "i64")])
+    fails("C2", "stablehlo.broadcast_in_dim", [x], {"broadcast_dimensions": arr(1)}, [t((2, 3))])
+    fails("C3", "stablehlo.broadcast_in_dim", [x], {"broadcast_dimensions": arr(0, 2)}, [t((2, 3))])
+    fails("C4", "stablehlo.broadcast_in_dim", [x], {"broadcast_dimensions": arr(1, 1)}, [t((2, 3))])
+    e = fails("C5", "stablehlo.broadcast_in_dim", [x], {"broadcast_dimensions": arr(0, 1)}, [t((2, 4))])
+    assert "dim(operand, 1) = 3 must be 1 or dim(result, broadcast_dimensions[1] = 1) = 4" in e.message
+    q = np.zeros((1, 2), np.int8)
+    qa = QuantizedElementType(element_type("i8"), element_type("f32"), (0.5, 0.25), (0, 1), axis=1)
+    fails("C6", "stablehlo.broadcast_in_dim", [q], {"broadcast_dimensions": arr(1, 2)},
+          [t((3, 1, 2), qa)], [t((1, 2), QAXIS1)])  # quantization_dimension must follow to 2
+    q1 = np.zeros((2, 1), np.int8)
+    op1 = QuantizedElementType(element_type("i8"), element_type("f32"), (0.5,), (0,), axis=1)
+    bad = QuantizedElementType(element_type("i8"), element_type("f32"), (0.5, 0.25, 0.5), (0, 0, 0), axis=1)
+    fails("C6", "stablehlo.broadcast_in_dim", [q1], {"broadcast_dimensions": arr(0, 1)},
+          [t((2, 3), bad)], [t((2, 1), op1)])
+    good = QuantizedElementType(element_type("i8"), element_type("f32"), (0.5, 0.5, 0.5), (0, 0, 0), axis=1)
+    (r,) = apply_op("stablehlo.broadcast_in_dim", [np.array([[4], [5]], np.int8)],
+                    {"broadcast_dimensions": arr(0, 1)}, [t((2, 3), good)], [t((2, 1), op1)])
+    same(r, [[4, 4, 4], [5, 5, 5]], np.int8)
+
+
+def test_slice_constraints():
+    def sl(start, limit, strides, out, operand_type=None):
+        return ("stablehlo.slice", [X23], {"start_indices": arr(*start), "limit_indices": arr(*limit),
+                                           "strides": arr(*strides)}, [out], operand_type)
+    fails("C1", *sl((0, 0), (2, 3), (1, 1), t((2, 3), "i64")))
+    fails("C2", *sl((0,), (2, 3), (1, 1), t((2, 3))))
+    fails("C3", *sl((0, 2), (2, 1), (1, 1), t((2, 0))))
+    e = fails("C3", *sl((0, 0), (2, 4), (1, 1), t((2, 4))))
+    assert "limit_indices (4) <= dim(operand) (3)" in e.message
+    fails("C3", *sl((-1, 0), (2, 3), (1, 1), t((3, 3))))
+    fails("C4", *sl((0, 0), (2, 3), (1, 0), t((2, 3))))
+    e = fails("C5", *sl((0, 0), (2, 3), (1, 2), t((2, 1))))
+    assert "= [2, 2]" in e.message
+    with pytest.raises(VerificationError, match=r"slice \(I1\): operand must be a tensor or per-tensor"):
+        apply_op(*sl((0, 0), (2, 3), (1, 1), t((2, 3), QAXIS1), [t((2, 3), QAXIS1)]))
+
+
+def test_concatenate_constraints():
+    a, b = np.zeros((2, 2), I32), np.zeros((2, 3), I32)
+    fails("C1", "stablehlo.concatenate", [a, b.astype(np.int64)], {"dimension": i64(1)}, [t((2, 5))])
+    fails("C2", "stablehlo.concatenate", [a, b], {"dimension": i64(0)}, [t((4, 2))])
+    fails("C2", "stablehlo.concatenate", [a, np.zeros((2, 2, 1), I32)], {"dimension": i64(1)}, [t((2, 4))])
+    fails("C3", "stablehlo.concatenate", [], {"dimension": i64(0)}, [t((0,))])
+    fails("C4", "stablehlo.concatenate", [a, b], {"dimension": i64(2)}, [t((2, 5))])
+    fails("C5", "stablehlo.concatenate", [a, b], {"dimension": i64(1)}, [t((2, 5), "f32")])
+    e = fails("C6", "stablehlo.concatenate", [a, b], {"dimension": i64(1)}, [t((2, 6))])
+    assert "(dim 1 = 2 + 3)" in e.message
+
+
+def test_reverse_constraints():
+    fails("C1", "stablehlo.reverse", [X23], {"dimensions": arr(0)}, [t((3, 2))])
+    fails("C2", "stablehlo.reverse", [X23], {"dimensions": arr(1, 1)}, [t((2, 3))])
+    fails("C3", "stablehlo.reverse", [X23], {"dimensions": arr(2)}, [t((2, 3))])
+
+
+def test_pad_constraints():
+    pv = np.array(0, I32)
+
+    def pad(low, high, interior, out, inputs=None):
+        return ("stablehlo.pad", inputs or [X23, pv],
+                dict(edge_padding_low=arr(*low), edge_padding_high=arr(*high),
+                     interior_padding=arr(*interior)),
+                [out])
+    fails("C1", *pad((0, 0), (0, 0), (0, 0), t((2, 3)), [X23, np.array(0, np.int64)]))
+    fails("C1", *pad((0, 0), (0, 0), (0, 0), t((2, 3), "f32")))
+    fails("C2", *pad((0,), (0, 0), (0, 0), t((2, 3))))
+    fails("C2", *pad((0, 0), (0, 0), (0, 0, 0), t((2, 3))))
+    fails("C3", *pad((0, 0), (0, 0), (0, -1), t((2, 1))))
+    e = fails("C4", *pad((1, -1), (0, 2), (1, 0), t((4, 3))))
+    assert "= [4, 4]" in e.message
+    with pytest.raises(VerificationError, match=r"pad \(I2\): padding_value must be a 0-dimensional"):
+        apply_op(*pad((0, 0), (0, 0), (0, 0), t((2, 3)), [X23, np.zeros(1, I32)]))
+
+
+def test_tuple_and_get_tuple_element_constraints():
+    a = np.zeros(2, I32)
+    fails("C1", "stablehlo.tuple", [a], None, [TupleType((t((2,), "f32"),))])
+    fails("C1", "stablehlo.tuple", [a], None, [t((2,))])
+    tt = TupleType((t((2,)), TokenType()))
+    tup = (a, TOKEN)
+    fails("C1", "stablehlo.get_tuple_element", [tup], {"index": i64(2)}, [t((2,))], [tt])
+    fails("C2", "stablehlo.get_tuple_element", [tup], {"index": i64(1)}, [t((2,))], [tt])
+    with pytest.raises(VerificationError, match=r"get_tuple_element \(I1\): operand must be a tuple"):
+        apply_op("stablehlo.get_tuple_element", [a], {"index": i64(0)}, [t((2,))])
+    (tok,) = apply_op("stablehlo.get_tuple_element", [tup], {"index": i64(1)}, [TokenType()], [tt])
+    assert tok is TOKEN
+
+
+def test_optimization_barrier_constraints_and_tokens():
+    a = np.zeros(2, I32)
+    fails("C1", "stablehlo.optimization_barrier", [a], None, [t((2,), "f32")])
+    fails("C1", "stablehlo.optimization_barrier", [a, a], None, [t((2,))])
+    r = apply_op("stablehlo.optimization_barrier", [a, TOKEN], None, [t((2,)), TokenType()],
+                 [t((2,)), TokenType()])
+    assert r[1] is TOKEN and r[0] is a
+
+
+def test_aliases_resolve():
+    for alias, name in [("Reshape", "reshape"), ("Transpose", "transpose"),
+                        ("BroadcastInDim", "broadcast_in_dim"),
+                        ("Broadcast", "broadcast_in_dim"), ("Slice", "slice"), ("ConcatInDim", "concatenate"),
+                        ("Rev", "reverse"), ("Pad", "pad"), ("Iota", "iota"), ("ConstantLiteral", "constant"),
+                        ("Tuple", "tuple"), ("GetTupleElement", "get_tuple_element"),
+                        ("OptimizationBarrier", "optimization_barrier")]:
+        assert lookup(alias).name == f"stablehlo.{name}"
+
+
+# --- provenance ----------------------------------------------------------------------
+
+def spec_pad() -> Ran:
+    return run("stablehlo.pad", [np.array([[1, 2, 3], [4, 5, 6]], I32), np.array(0, I32)], PAD_SPEC,
+               [t((5, 9))])
+
+
+def test_pad_provenance():
+    p = spec_pad().prov()
+    assert p.sources(0, (0, 1)) == [Source(0, (0, 0), "copy")]
+    assert p.sources(0, (2, 7)) == [Source(0, (1, 2), "copy")]
+    assert p.sources(0, (0, 0)) == [Source(1, (), "pad_value")]   # low edge
+    assert p.sources(0, (0, 2)) == [Source(1, (), "pad_value")]   # interior
+    assert p.sources(0, (4, 4)) == [Source(1, (), "pad_value")]   # high edge
+    assert p.targets(0, (1, 2)) == [Target(0, (2, 7), "copy")]
+    pads = p.targets(1, ())
+    assert len(pads) == 45 - 6 and {x.role for x in pads} == {"pad_value"}
+    row0 = np.zeros((5, 9), bool)
+    row0[0] = True
+    back = p.back(0, row0)
+    assert set(back) == {(0, "copy"), (1, "pad_value")}
+    assert back[(0, "copy")].tolist() == [[True, True, True], [False, False, False]]
+    assert back[(1, "pad_value")].tolist() is True
+    m = np.zeros((2, 3), bool)
+    m[1, 0] = True
+    fwd = p.fwd(0, m)
+    assert list(fwd) == [(0, "copy")] and np.argwhere(fwd[(0, "copy")]).tolist() == [[2, 1]]
+    assert p.fwd(1, np.array(True))[(0, "pad_value")].sum() == 39
+
+
+def test_negative_pad_provenance_drops_cropped_elements():
+    r = run("stablehlo.pad", [NEG_PAD_IN, np.array(-1, np.int64)], NEG_PAD, [t((7, 5), "i64")])
+    p = r.prov()
+    assert p.sources(0, (1, 1)) == [Source(0, (0, 1), "copy")]
+    assert p.sources(0, (2, 3)) == [Source(0, (1, 2), "copy")]
+    assert p.targets(0, (2, 0)) == [] and p.targets(0, (2, 3)) == []  # cropped columns
+    col0 = np.zeros((5, 4), bool)
+    col0[:, 0] = True
+    assert p.fwd(0, col0) == {}
+    # every copy source holds the value the result has
+    for idx in np.ndindex(7, 5):
+        (s,) = p.sources(0, idx)
+        src = NEG_PAD_IN[s.index] if s.operand == 0 else -1
+        assert r.out[idx] == src
+
+
+def test_transpose_provenance():
+    p = run("stablehlo.transpose", [X232], {"permutation": arr(2, 1, 0)}, [t((2, 3, 2))]).prov()
+    assert p.sources(0, (1, 2, 0)) == [Source(0, (0, 2, 1), "copy")]
+    assert p.targets(0, (0, 2, 1)) == [Target(0, (1, 2, 0), "copy")]
+    m = np.zeros((2, 3, 2), bool)
+    m[0, 0, 1] = True
+    assert np.argwhere(p.back(0, m)[(0, "copy")]).tolist() == [[1, 0, 0]]
+
+
+def test_broadcast_provenance_fans_out():
+    p = run("stablehlo.broadcast_in_dim", [np.array([[1, 2, 3]], I32)],
+            {"broadcast_dimensions": arr(2, 1)}, [t((2, 3, 2))]).prov()
+    assert p.sources(0, (1, 2, 1)) == [Source(0, (0, 2), "copy")]
+    assert p.targets(0, (0, 1)) == [Target(0, ix, "copy") for ix in
+                                    [(0, 1, 0), (0, 1, 1), (1, 1, 0), (1, 1, 1)]]
+    m = np.zeros((1, 3), bool)
+    m[0, 2] = True
+    assert p.fwd(0, m)[(0, "copy")].sum() == 4
+
+
+def test_slice_reverse_reshape_provenance():
+    x = np.arange(12, dtype=I32).reshape(3, 4)
+    p = run("stablehlo.slice", [x], {"start_indices": arr(1, 0), "limit_indices": arr(3, 4),
+                                     "strides": arr(1, 3)}, [t((2, 2))]).prov()
+    assert p.sources(0, (1, 1)) == [Source(0, (2, 3), "copy")]
+    assert p.targets(0, (0, 0)) == [] and p.targets(0, (1, 3)) == [Target(0, (0, 1), "copy")]
+    p = run("stablehlo.reverse", [x], {"dimensions": arr(1)}, [t((3, 4))]).prov()
+    assert p.sources(0, (2, 0)) == [Source(0, (2, 3), "copy")]
+    p = run("stablehlo.reshape", [x], None, [t((2, 6))]).prov()
+    assert p.sources(0, (1, 1)) == [Source(0, (1, 3), "copy")]
+    assert p.targets(0, (2, 0)) == [Target(0, (1, 2), "copy")]
+
+
+def test_concatenate_provenance_picks_one_input():
+    r = run("stablehlo.concatenate", [np.array([[1, 2], [3, 4], [5, 6]]), np.array([[7, 8]])],
+            {"dimension": i64(0)}, [t((4, 2), "i64")])
+    p = r.prov()
+    assert p.sources(0, (2, 1)) == [Source(0, (2, 1), "copy")]
+    assert p.sources(0, (3, 0)) == [Source(1, (0, 0), "copy")]
+    assert p.targets(1, (0, 1)) == [Target(0, (3, 1), "copy")]
+    back = p.back(0, np.array([[False, False], [False, True], [False, False], [True, True]]))
+    assert np.argwhere(back[(0, "copy")]).tolist() == [[1, 1]]
+    assert back[(1, "copy")].tolist() == [[True, True]]
+
+
+def test_constant_iota_tuple_barrier_provenance():
+    attr = DenseElementsAttr(t((2,), "f32"), np.zeros(2, np.float32))
+    p = run("stablehlo.constant", [], {"value": attr}, [t((2,), "f32")]).prov()
+    assert p.sources(0, (1,)) == [] and p.back(0, np.ones(2, bool)) == {}
+    p = run("stablehlo.iota", [], {"iota_dimension": i64(0)}, [t((3,))]).prov()
+    assert p.sources(0, (2,)) == []
+    a = np.zeros(2, I32)
+    p = run("stablehlo.tuple", [a], None, [TupleType((t((2,)),))]).prov()
+    assert p.result_shapes == [None] and p.operand_shapes == [(2,)] and p.targets(0, (1,)) == []
+    with pytest.raises(ExecutionError, match="not a tensor"):
+        p.sources(0, ())
+    p = run("stablehlo.optimization_barrier", [a, TOKEN, np.ones(3, I32)], None,
+            [t((2,)), TokenType(), t((3,))], [t((2,)), TokenType(), t((3,))]).prov()
+    assert p.sources(2, (1,)) == [Source(2, (1,), "copy")]
+    assert p.targets(0, (0,)) == [Target(0, (0,), "copy")]
+    assert p.operand_shapes == [(2,), None, (3,)]
+
+
+# --- explain -------------------------------------------------------------------------
+
+def steps(e) -> dict[str, Any]:
+    return {s.name: s.value for s in e.steps}
+
+
+def test_explain_pad():
+    r = spec_pad()
+    e = r.explain((2, 4))
+    assert e.value == 5 and steps(e)["operand_index"] == (1, 1)
+    assert e.steps[1].dim_roles == {0: "operand", 1: "operand"}
+    e = r.explain((1, 0))
+    assert e.value == 0 and e.steps[1].dim_roles == {0: "interior padding", 1: "low edge padding"}
+    assert steps(e)["result_index - edge_padding_low"] == (1, -1)
+    assert steps(e)["operand_index"] == ("1/2 not an integer", "-1/3 < 0")
+    assert steps(e)["result[result_index]"] == 0 and "padding_value (%arg1)" in e.steps[-1].formula
+    text = format_explanation(e)
+    assert text.splitlines()[0] == "stablehlo.pad result[1, 0] = 0"
+    assert "interior padding" in text and "note: no operand_index" in text
+    e = r.explain((4, 8))
+    assert e.steps[1].dim_roles == {0: "high edge padding", 1: "high edge padding"}
+
+
+def test_explain_transpose_slice_broadcast_reverse_reshape():
+    e = run("stablehlo.transpose", [X232], {"permutation": arr(2, 1, 0)}, [t((2, 3, 2))]).explain((1, 2, 0))
+    assert steps(e)["operand_index"] == (0, 2, 1) and e.value == 6
+    assert e.steps[0].dim_roles == {0: "operand dim 2", 1: "operand dim 1", 2: "operand dim 0"}
+    x = np.arange(12, dtype=I32).reshape(3, 4)
+    e = run("stablehlo.slice", [x], {"start_indices": arr(1, 0), "limit_indices": arr(3, 4),
+                                     "strides": arr(1, 3)}, [t((2, 2))]).explain((1, 1))
+    assert steps(e)["operand_index"] == (2, 3) and e.value == 11
+    assert e.steps[0].formula == "start_indices + result_index * strides = [1, 0] + [1, 1] * [1, 3]"
+    e = run("stablehlo.broadcast_in_dim", [np.array([[1, 2, 3]], I32)],
+            {"broadcast_dimensions": arr(2, 1)}, [t((2, 3, 2))]).explain((1, 2, 1))
+    assert steps(e)["operand_index"] == (0, 2) and e.value == 3
+    assert e.steps[0].dim_roles == {0: "new (repeated)", 1: "operand dim 1",
+                                    2: "operand dim 0 (size 1: pinned to 0)"}
+    e = run("stablehlo.reverse", [x], {"dimensions": arr(1)}, [t((3, 4))]).explain((2, 0))
+    assert steps(e)["operand_index"] == (2, 3) and e.value == 11
+    e = run("stablehlo.reshape", [x], None, [t((2, 6))]).explain((1, 1))
+    assert steps(e)["position"] == 7 and steps(e)["operand_index"] == (1, 3) and e.value == 7
+
+
+def test_explain_concatenate_iota_constant_tuple_barrier():
+    r = run("stablehlo.concatenate", [np.array([[1, 2], [3, 4], [5, 6]]), np.array([[7, 8]])],
+            {"dimension": i64(0)}, [t((4, 2), "i64")])
+    e = r.explain((3, 1))
+    assert steps(e)["k"] == 1 and steps(e)["kd"] == 0 and steps(e)["operand_index"] == (0, 1)
+    assert e.value == 8 and e.steps[-1].formula == "%arg1[0, 1]"
+    e = run("stablehlo.iota", [], {"iota_dimension": i64(1)}, [t((2, 5), "f32")]).explain((1, 3))
+    assert e.value == 3.0 and steps(e)["output_index[iota_dimension]"] == 3
+    attr = DenseElementsAttr(t((2,), "f32"), np.array([1.5, 2.5], np.float32))
+    e = run("stablehlo.constant", [], {"value": attr}, [t((2,), "f32")]).explain((1,))
+    assert e.value == 2.5 and e.notes
+    a = np.zeros(2, I32)
+    e = run("stablehlo.tuple", [a, a], None, [TupleType((t((2,)), t((2,))))]).explain(())
+    assert [c.name for c in e.steps[0].children] == ["result[0]", "result[1]"]
+    e = run("stablehlo.optimization_barrier", [a, np.arange(3, dtype=I32)], None,
+            [t((2,)), t((3,))]).explain((2,), result=1)
+    assert e.value == 2 and e.result == 1 and e.steps[0].formula == "%arg1[2] (identity)"
+
+
+def test_explain_get_tuple_element():
+    a = np.array([4, 5], I32)
+    tt = TupleType((t((2,)), t(())))
+    r = run("stablehlo.get_tuple_element", [(a, np.array(1, I32))], {"index": i64(0)}, [t((2,))], [tt])
+    e = r.explain((1,))
+    assert e.value == 5 and [s.formula for s in e.steps] == ["%arg0[0]", "%arg0[0][1]"]
+    assert "stablehlo.get_tuple_element result[1] = 5" in format_explanation(e)
+    with pytest.raises(ExecutionError, match="out of range"):
+        r.explain((2,))
+
+
+def test_explain_rejects_bad_index():
+    r = spec_pad()
+    with pytest.raises(ExecutionError, match=r"result index \(5, 0\) is out of range for shape \(5, 9\)"):
+        r.explain((5, 0))
+    with pytest.raises(ExecutionError, match="out of range"):
+        r.explain((1,))
+    with pytest.raises(ExecutionError, match="result #1 does not exist"):
+        r.explain((0, 0), result=1)
+
+
+# --- oracle: jax.lax ------------------------------------------------------------------
+
+def _jax():
+    if require_oracle():
+        import jax
+    else:
+        jax = pytest.importorskip("jax", reason="SKIPPED LOUDLY: jax is not installed "
+                                  "(pip install -e '.[oracle]'); no oracle comparison ran")
+    return jax
+
+
+RNG = np.random.default_rng(7)
+ORACLE_DTYPES = [np.int32, np.float32, ml_dtypes.bfloat16, np.uint8]
+
+
+def _rand(shape, dtype):
+    lo, hi = (0, 200) if np.dtype(dtype).kind == "u" else (-50, 50)
+    return RNG.integers(lo, hi, shape).astype(dtype)
+
+
+def _elem(dtype) -> str:
+    return {np.dtype(np.int32): "i32", np.dtype(np.float32): "f32", np.dtype(ml_dtypes.bfloat16): "bf16",
+            np.dtype(np.uint8): "ui8"}[np.dtype(dtype)]
+
+
+@pytest.mark.parametrize("dtype", ORACLE_DTYPES)
+def test_oracle_pad(dtype):
+    jax = _jax()
+    for shape, config in [((3, 4), [(1, 2, 1), (-1, 0, 2)]), ((5,), [(-2, -1, 3)]),
+                          ((2, 3, 2), [(0, 0, 0), (2, -3, 1), (-1, 1, 0)]),
+                          ((4, 1), [(-4, 1, 0), (0, 0, 5)])]:
+        x, pv = _rand(shape, dtype), np.array(9, dtype)
+        want = np.asarray(jax.lax.pad(x, pv, config))
+        (got,) = apply_op("stablehlo.pad", [x, pv],
+                          dict(edge_padding_low=arr(*[c[0] for c in config]),
+                               edge_padding_high=arr(*[c[1] for c in config]),
+                               interior_padding=arr(*[c[2] for c in config])),
+                          [t(want.shape, _elem(dtype))])
+        same(got, want, dtype)
+
+
+@pytest.mark.parametrize("dtype", ORACLE_DTYPES)
+def test_oracle_slice_transpose_reverse_reshape(dtype):
+    jax = _jax()
+    x = _rand((4, 5, 6), dtype)
+    e = _elem(dtype)
+    for start, limit, strides in [((0, 1, 2), (4, 5, 6), (1, 2, 3)), ((3, 0, 5), (4, 5, 6), (2, 4, 1)),
+                                  ((1, 2, 0), (1, 5, 6), (1, 1, 7))]:
+        want = np.asarray(jax.lax.slice(x, start, limit, strides))
+        (got,) = apply_op("stablehlo.slice", [x], {"start_indices": arr(*start), "limit_indices": arr(*limit),
+                                                   "strides": arr(*strides)}, [t(want.shape, e)])
+        same(got, want, dtype)
+    for perm in [(2, 0, 1), (1, 2, 0), (0, 2, 1)]:
+        want = np.asarray(jax.lax.transpose(x, perm))
+        (got,) = apply_op("stablehlo.transpose", [x], {"permutation": arr(*perm)}, [t(want.shape, e)])
+        same(got, want, dtype)
+    for dims in [(0,), (1, 2), (0, 1, 2)]:
+        want = np.asarray(jax.lax.rev(x, dims))
+        (got,) = apply_op("stablehlo.reverse", [x], {"dimensions": arr(*dims)}, [t(want.shape, e)])
+        same(got, want, dtype)
+    for shape in [(120,), (6, 20), (2, 3, 4, 5)]:
+        want = np.asarray(jax.lax.reshape(x, shape))
+        (got,) = apply_op("stablehlo.reshape", [x], None, [t(shape, e)])
+        same(got, want, dtype)
+
+
+@pytest.mark.parametrize("dtype", ORACLE_DTYPES)
+def test_oracle_broadcast_concatenate(dtype):
+    jax = _jax()
+    e = _elem(dtype)
+    for shape, out, dims in [((3, 1), (2, 3, 4), (1, 0)), ((1, 4), (3, 4, 5), (2, 1)), ((), (2, 2), ()),
+                             ((2, 3), (3, 2, 5), (1, 0))]:
+        x = _rand(shape, dtype)
+        want = np.asarray(jax.lax.broadcast_in_dim(x, out, dims))
+        (got,) = apply_op("stablehlo.broadcast_in_dim", [x], {"broadcast_dimensions": arr(*dims)},
+                          [t(out, e)])
+        same(got, want, dtype)
+    parts = [_rand((2, n, 3), dtype) for n in (1, 4, 2)]
+    want = np.asarray(jax.lax.concatenate(parts, 1))
+    (got,) = apply_op("stablehlo.concatenate", parts, {"dimension": i64(1)}, [t(want.shape, e)])
+    same(got, want, dtype)
+
+
+@pytest.mark.parametrize("elem, n", [("bf16", 1200), ("f16", 66000), ("f8E4M3FN", 500), ("f8E5M2", 70000)])
+def test_oracle_iota_float_rounding(elem, n):
+    jax = _jax()
+    import jax.numpy as jnp
+
+    dtype = element_type(elem).dtype
+    want = np.asarray(jax.lax.iota(jnp.dtype(dtype), n))
+    (got,) = apply_op("stablehlo.iota", [], {"iota_dimension": i64(0)}, [t((n,), elem)])
+    assert got.dtype == want.dtype
+    same_nan = np.isnan(got.astype(np.float32)) & np.isnan(want.astype(np.float32))
+    assert np.array_equal(got.astype(np.float32)[~same_nan], want.astype(np.float32)[~same_nan])
