@@ -63,10 +63,10 @@ def _parse_case(name: str, number: int, case: str) -> SpecExample:
         line = lines[i].strip()
         m = re.match(r"//\s*%\s*([\w.$-]+)\s*[:=]\s*(.*)$", line)
         if m and "@" not in m.group(1):
-            value = m.group(2).strip()
+            value = _strip_comment(m.group(2))
             while _depth(value) > 0 and i + 1 < len(lines) and lines[i + 1].strip().startswith("//"):
                 i += 1
-                value += " " + lines[i].strip()[2:].strip()
+                value += " " + _strip_comment(lines[i].strip()[2:])
             target = ex.outputs if body_lines else ex.inputs
             target[m.group(1)] = value
         elif line and not line.startswith("//"):
@@ -74,6 +74,11 @@ def _parse_case(name: str, number: int, case: str) -> SpecExample:
         i += 1
     ex.body = "\n".join(body_lines)
     return ex
+
+
+def _strip_comment(value: str) -> str:
+    """Values may carry a trailing note: ``[0.0, 1.57] // [0.0, pi/2]``."""
+    return value.split("//")[0].strip()
 
 
 def _depth(s: str) -> int:
@@ -193,8 +198,8 @@ def build_program(ex: SpecExample) -> tuple[str, list[str], list[str]] | None:
         return None
     params = []
     for n in ex.inputs:
-        if n not in types:
-            return None
+        if n not in types or not types[n].startswith("tensor<"):
+            return None  # unknown type, or a tuple/token a dense literal cannot spell
         params.append(f"%{n}: {types[n]}")
     outs = [n for n in names if n in ex.outputs]
     if not outs:
