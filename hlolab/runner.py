@@ -98,7 +98,8 @@ def parse_args_literal(text: str) -> list[np.ndarray]:
 
     attr = parse_attribute(text, "<--args>")
     if not isinstance(attr, ArrayAttr):
-        raise ParseError("expected an array attribute for --args, i.e. --args=[dense<1> : tensor<2xi32>, ...]")
+        raise ParseError("expected an array attribute for --args, "
+                         "i.e. --args=[dense<1> : tensor<2xi32>, ...]")
     out = []
     for a in attr.items:
         if not isinstance(a, DenseElementsAttr):
@@ -111,7 +112,8 @@ def parse_args_literal(text: str) -> list[np.ndarray]:
 def format_value(value: Any, type_: Any = None) -> str:
     """A value as MLIR text that parses back: ``dense<…> : tensor<…>``."""
     if isinstance(value, np.ndarray):
-        t = type_ if isinstance(type_, TensorType) else TensorType(value.shape, element_type_of_dtype(value.dtype))
+        t = type_ if isinstance(type_, TensorType) else TensorType(
+            value.shape, element_type_of_dtype(value.dtype))
         return str(DenseElementsAttr(t, value))
     if isinstance(value, tuple):
         types = type_.types if isinstance(type_, TupleType) else [None] * len(value)

@@ -7,7 +7,6 @@ are the same type to the spec but print back as written).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 import ml_dtypes
 import numpy as np
@@ -217,7 +216,7 @@ class QuantizedElementType:
         return f"!quant.uniform<{head}, {body}>"
 
 
-AnyElementType = Union[ElementType, QuantizedElementType]
+AnyElementType = (ElementType | QuantizedElementType)
 
 
 @dataclass(frozen=True)
@@ -302,8 +301,8 @@ class OpaqueType:
         return self.text
 
 
-Type = Union[TensorType, TupleType, TokenType, FunctionType, ElementType,
-             QuantizedElementType, OpaqueType]
+Type = (TensorType | TupleType | TokenType | FunctionType | ElementType | QuantizedElementType
+        | OpaqueType)
 
 
 def tensor_type(shape: tuple[int, ...] | list[int], element: str | AnyElementType) -> TensorType:

@@ -220,7 +220,7 @@ class Interpreter:
                 with np.errstate(all="ignore"):
                     out = opdef.evaluate(call, *inputs)
         except HloLabError as e:
-            raise e.with_loc(op.loc)
+            raise e.with_loc(op.loc) from None
         except (KeyboardInterrupt, RecursionError, MemoryError):
             raise
         except Exception as e:  # an op bug must still reach the user as a clear error

@@ -8,7 +8,7 @@ structural: ``parse(print(m)) == m`` compares these objects.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -216,9 +216,8 @@ class OpaqueAttr:
         return self.text
 
 
-Attr = Union[IntegerAttr, FloatAttr, BoolAttr, StringAttr, UnitAttr, SymbolRefAttr,
-             ArrayAttr, DenseArrayAttr, DenseElementsAttr, DictAttr, TypeAttr, EnumAttr,
-             StructAttr, OpaqueAttr]
+Attr = (IntegerAttr | FloatAttr | BoolAttr | StringAttr | UnitAttr | SymbolRefAttr | ArrayAttr
+        | DenseArrayAttr | DenseElementsAttr | DictAttr | TypeAttr | EnumAttr | StructAttr | OpaqueAttr)
 
 
 def escape_string(s: str) -> str:

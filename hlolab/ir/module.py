@@ -6,8 +6,9 @@ locations, so ``parse(print(m)) == m`` is a meaningful round-trip test.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from hlolab.errors import SourceLoc
 from hlolab.ir.attrs import Attr

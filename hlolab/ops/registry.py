@@ -21,15 +21,25 @@ stepping engine can go op by op through their bodies.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from hlolab.errors import SourceLoc, VerificationError
-from hlolab.ir.attrs import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr,
-                             EnumAttr, FloatAttr, IntegerAttr, StringAttr, StructAttr,
-                             SymbolRefAttr)
+from hlolab.ir.attrs import (
+    ArrayAttr,
+    BoolAttr,
+    DenseArrayAttr,
+    DenseElementsAttr,
+    EnumAttr,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    StructAttr,
+    SymbolRefAttr,
+)
 from hlolab.ir.module import Op
 from hlolab.types import TensorType, Type
 

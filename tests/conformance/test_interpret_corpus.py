@@ -12,11 +12,10 @@ import shlex
 from functools import lru_cache
 from pathlib import Path
 
-from tests.conftest import shared_dir
-
 from hlolab.ir.parser import parse_module, split_source
 from hlolab.ops.registry import lookup
 from hlolab.runner import ModuleResult, is_check, parse_args_literal, run_module
+from tests.conftest import shared_dir
 
 # label -> why it fails (keep sorted; every entry must still fail)
 KNOWN_FAILURES: dict[str, str] = {

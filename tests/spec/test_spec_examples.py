@@ -7,14 +7,14 @@ so every op gets its spec example checked the moment it is implemented.
 from __future__ import annotations
 
 import numpy as np
-from tests.conftest import shared_dir
-from tests.spec.spec_examples import build_program, spec_examples
 
 from hlolab.errors import HloLabError
 from hlolab.interp.engine import Interpreter
 from hlolab.ir.attrs import DenseElementsAttr
 from hlolab.ir.parser import parse_attribute, parse_module
 from hlolab.ops.registry import lookup
+from tests.conftest import shared_dir
+from tests.spec.spec_examples import build_program, spec_examples
 
 # label -> reason; every entry must still fail (the test says when one passes)
 KNOWN_FAILURES: dict[str, str] = {
