@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hlolab.errors import HloLabError
+from hlolab.errors import HloLabError, ParseError, VerificationError
 
 EXAMPLES_DIR = Path(__file__).parent / "examples"
 
@@ -57,10 +57,15 @@ def cmd_run(ns: argparse.Namespace) -> int:
                     print(f"  result #{i}: {format_value(v, t)}")
                 if ns.output:
                     _save_outputs(Path(ns.output), r.label, r.outputs)
-            if r.error is not None and ns.verbose:
-                print(str(r.error), file=sys.stderr)
+            if r.error is not None and r.error.loc is not None and (
+                    ns.verbose or isinstance(r.error, (ParseError, VerificationError))):
+                print(_indent(str(r.error)))  # the source line and a caret under the ERROR line
             all_ok &= r.ok
     return 0 if all_ok else 1
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
 
 
 def _save_outputs(out_dir: Path, label: str, outputs: list[Any]) -> None:
