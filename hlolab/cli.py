@@ -59,7 +59,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
                     _save_outputs(Path(ns.output), r.label, r.outputs)
             if r.error is not None and r.error.loc is not None and (
                     ns.verbose or isinstance(r.error, (ParseError, VerificationError))):
-                print(_indent(str(r.error)))  # the source line and a caret under the ERROR line
+                print(_indent(r.error.loc.caret_block().lstrip("\n")))  # source line + caret
             all_ok &= r.ok
     return 0 if all_ok else 1
 
