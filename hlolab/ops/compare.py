@@ -34,6 +34,7 @@ from hlolab.ops.conversion import (
     tensor_operand,
 )
 from hlolab.ops.registry import OpCall, op
+from hlolab.trace.explain import elementwise_explain
 from hlolab.trace.provenance import (
     IndexMapProvenance,
     Link,
@@ -145,7 +146,8 @@ def compare_arrays(lhs: np.ndarray, rhs: np.ndarray, et: ElementType, direction:
 
 
 @op("stablehlo.compare", aliases=("Compare", "Eq", "Ne", "Ge", "Gt", "Le", "Lt"),
-    verify=_verify_compare, provenance=elementwise_provenance)
+    verify=_verify_compare, provenance=elementwise_provenance,
+    explain=elementwise_explain)
 def compare(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """``lhs <comparison_direction> rhs`` per element, under ``compare_type``."""
     reject_quantized(ctx)
@@ -201,7 +203,8 @@ def select_provenance(ctx: Any, inputs: list[Any], outputs: list[Any]) -> Proven
     return IndexMapProvenance([rshape], oshapes, [links])
 
 
-@op("stablehlo.select", aliases=("Select",), verify=_verify_select, provenance=select_provenance)
+@op("stablehlo.select", aliases=("Select",), verify=_verify_select, provenance=select_provenance,
+    explain=elementwise_explain)
 def select(ctx: OpCall, pred: np.ndarray, on_true: np.ndarray, on_false: np.ndarray) -> np.ndarray:
     """``on_true`` where ``pred`` is true, else ``on_false`` (a rank-0 pred picks a whole tensor)."""
     reject_quantized(ctx)
@@ -269,7 +272,8 @@ def _extremum(a: np.ndarray, b: np.ndarray, et: ElementType, larger: bool) -> np
     return np.where(take_a, a, b)  # select, so the result is bit-identical to an input
 
 
-@op("stablehlo.clamp", aliases=("Clamp",), verify=_verify_clamp, provenance=elementwise_provenance)
+@op("stablehlo.clamp", aliases=("Clamp",), verify=_verify_clamp, provenance=elementwise_provenance,
+    explain=elementwise_explain)
 def clamp(ctx: OpCall, min: np.ndarray, operand: np.ndarray, max: np.ndarray) -> np.ndarray:
     """``minimum(maximum(operand, min_element), max_element)``; rank-0 min/max apply everywhere."""
     reject_quantized(ctx)

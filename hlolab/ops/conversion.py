@@ -44,6 +44,7 @@ import numpy as np
 from hlolab.errors import ExecutionError, NotImplementedOpError, UnsupportedError
 from hlolab.numerics import float_format, from_bits, round_float64, to_bits
 from hlolab.ops.registry import OpCall, op
+from hlolab.trace.explain import elementwise_explain
 from hlolab.trace.provenance import (
     IndexMapProvenance,
     Link,
@@ -233,7 +234,7 @@ def _verify_convert(ctx: OpCall) -> None:
 
 
 @op("stablehlo.convert", aliases=("ConvertElementType",), verify=_verify_convert,
-    provenance=unary_copy_provenance)
+    provenance=unary_copy_provenance, explain=elementwise_explain)
 def convert(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """Element-wise conversion to the result's element type (see the module notes)."""
     reject_quantized(ctx)
@@ -381,7 +382,7 @@ def _verify_complex(ctx: OpCall) -> None:
 
 
 @op("stablehlo.complex", aliases=("Complex",), verify=_verify_complex,
-    provenance=elementwise_provenance)
+    provenance=elementwise_provenance, explain=elementwise_explain)
 def complex_(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """``(lhs, rhs)`` as ``(real, imaginary)`` pairs; the parts keep their exact bits."""
     check_value(ctx, lhs, ctx.operand_types[0], "lhs")
@@ -410,14 +411,16 @@ def _verify_part(ctx: OpCall) -> None:
                               f"got {result.element}")
 
 
-@op("stablehlo.real", aliases=("Real",), verify=_verify_part, provenance=unary_copy_provenance)
+@op("stablehlo.real", aliases=("Real",), verify=_verify_part, provenance=unary_copy_provenance,
+    explain=elementwise_explain)
 def real(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """The real part of complex elements; a float operand is returned unchanged."""
     check_value(ctx, operand, ctx.operand_types[0], "operand")
     return operand.real.copy() if operand.dtype.kind == "c" else operand.copy()
 
 
-@op("stablehlo.imag", aliases=("Imag",), verify=_verify_part, provenance=unary_copy_provenance)
+@op("stablehlo.imag", aliases=("Imag",), verify=_verify_part, provenance=unary_copy_provenance,
+    explain=elementwise_explain)
 def imag(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """The imaginary part of complex elements; zeros for a float operand."""
     check_value(ctx, operand, ctx.operand_types[0], "operand")

@@ -45,6 +45,7 @@ import numpy as np
 
 from hlolab.errors import ExecutionError, NotImplementedOpError, UnsupportedError
 from hlolab.ops.registry import OpCall, op
+from hlolab.trace.explain import elementwise_explain
 from hlolab.trace.provenance import elementwise_provenance
 from hlolab.types import (
     ALL_ELEMENT_TYPE_NAMES,
@@ -248,7 +249,8 @@ def elementwise_op(name: str, alias: str, verify: Callable[[OpCall], None],
 
         evaluate.__doc__ = fn.__doc__
         evaluate.__name__ = fn.__name__
-        op(name, aliases=(alias,), verify=verify, provenance=elementwise_provenance)(evaluate)
+        op(name, aliases=(alias,), verify=verify, provenance=elementwise_provenance,
+           explain=elementwise_explain)(evaluate)
         return evaluate
 
     return deco
