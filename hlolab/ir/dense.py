@@ -482,9 +482,9 @@ def is_splat(flat: np.ndarray) -> bool:
     return bool((bits == bits[0]).all())
 
 
-def nest(strs: np.ndarray, shape: tuple[int, ...]) -> str:
-    """Flat row-major element texts → ``[[a, b], [c, d]]``."""
-    n = strs.size
+def list_boundaries(n: int, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """For each of ``n`` row-major elements: how many nested lists open before
+    it and how many close after it."""
     idx = np.arange(n)
     opens = np.zeros(n, np.int64)
     closes = np.zeros(n, np.int64)
@@ -493,6 +493,12 @@ def nest(strs: np.ndarray, shape: tuple[int, ...]) -> str:
         block *= d
         opens += idx % block == 0
         closes += (idx + 1) % block == 0
+    return opens, closes
+
+
+def nest(strs: np.ndarray, shape: tuple[int, ...]) -> str:
+    """Flat row-major element texts → ``[[a, b], [c, d]]``."""
+    opens, closes = list_boundaries(strs.size, shape)
     pieces = np.strings.add(np.strings.add(np.strings.multiply("[", opens), strs),
                             np.strings.multiply("]", closes))
     return ", ".join(pieces.tolist())

@@ -17,7 +17,7 @@ import numpy as np
 
 from hlolab.errors import CheckFailure, NotImplementedOpError, UnsupportedError
 from hlolab.ir.attrs import DenseElementsAttr
-from hlolab.ir.dense import format_elements, format_floats
+from hlolab.ir.dense import format_elements, format_floats, list_boundaries
 from hlolab.numerics import is_float_dtype, is_nan, to_bits, ulp_distance, widen
 from hlolab.ops.registry import OpCall, op
 from hlolab.types import ElementType, QuantizedElementType, TensorType, element_type_of_dtype
@@ -307,15 +307,7 @@ def _layout(texts: np.ndarray, shape: tuple[int, ...]) -> str:
     parent. Empty innermost lists are laid out as lists of one empty text.
     """
     rank = len(shape)
-    n = texts.size
-    idx = np.arange(n)
-    opens = np.zeros(n, np.int64)
-    closes = np.zeros(n, np.int64)
-    block = 1
-    for d in reversed(shape):
-        block *= d
-        opens += idx % block == 0
-        closes += (idx + 1) % block == 0
+    opens, closes = list_boundaries(texts.size, shape)
     prefixes = np.array(["".join(f"\n{'  ' * (k + 1)}[" for k in range(first, rank))
                          for first in range(rank + 1)], dtype=str)
     suffixes = np.array([_closings(first, rank) for first in range(rank + 1)], dtype=str)

@@ -265,10 +265,8 @@ def iota(ctx: OpCall) -> np.ndarray:
     return np.broadcast_to(values.reshape(along), shape).copy()
 
 
-# --- reshape -------------------------------------------------------------------------
-
-def _verify_reshape(ctx: OpCall) -> None:
-    operand, result = _operand(ctx), _result(ctx)
+def _check_element_c1(ctx: OpCall, operand: TensorType, result: TensorType) -> None:
+    """(C1) of reshape/transpose: same element type (per-axis: up to the axis)."""
     if _per_axis(operand):  # only the quantization dimension may differ
         ok = _per_axis(result) and same_element(operand.element, result.element, ignore=("axis",))
     else:
@@ -276,6 +274,13 @@ def _verify_reshape(ctx: OpCall) -> None:
     if not ok:
         raise ctx.error("C1", f"element_type(result) = {result.element} must be "
                         f"element_type(operand) = {operand.element}")
+
+
+# --- reshape -------------------------------------------------------------------------
+
+def _verify_reshape(ctx: OpCall) -> None:
+    operand, result = _operand(ctx), _result(ctx)
+    _check_element_c1(ctx, operand, result)
     n_op, n_res = _prod(operand.shape), _prod(result.shape)
     if n_op is not None and n_res is not None and n_op != n_res:
         raise ctx.error("C2", f"size(operand) = {n_op} must equal size(result) = {n_res} "
@@ -324,13 +329,7 @@ def reshape(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
 
 def _verify_transpose(ctx: OpCall) -> None:
     operand, result = _operand(ctx), _result(ctx)
-    if _per_axis(operand):  # only the quantization dimension may differ
-        ok = _per_axis(result) and same_element(operand.element, result.element, ignore=("axis",))
-    else:
-        ok = same_element(operand.element, result.element)
-    if not ok:
-        raise ctx.error("C1", f"element_type(result) = {result.element} must be "
-                        f"element_type(operand) = {operand.element}")
+    _check_element_c1(ctx, operand, result)
     perm = ctx.ints("permutation")
     if sorted(perm) != list(range(operand.rank)):
         raise ctx.error("C2", f"permutation = {list(perm)} must be a permutation of "
