@@ -113,6 +113,41 @@ def cmd_print(ns: argparse.Namespace) -> int:
     return status
 
 
+def cmd_explain(ns: argparse.Namespace) -> int:
+    from hlolab.interp.engine import Interpreter
+    from hlolab.ir.parser import parse_module
+    from hlolab.ops.registry import lookup
+    from hlolab.runner import _random_args
+    from hlolab.trace.explain import format_explanation
+    from hlolab.trace.locate import ValueRef, find_event, parse_index
+
+    path = str(_example_path(ns.example)) if ns.example else ns.file
+    if path is None:
+        print("hlolab explain: give FILE.mlir or --example NAME", file=sys.stderr)
+        return 2
+    module = parse_module(Path(path).read_text(), path)
+    interp = Interpreter(module)
+    func = interp.entry(ns.entry)
+    args = _load_inputs(ns)
+    if args is None:
+        args = _random_args(func, ns.seed) if func.args else []
+    event, k = find_event(interp.events(func.name, args), ValueRef.parse(ns.value), ns.iteration)
+    index = parse_index(ns.index)
+    opdef = lookup(event.op.name)
+    loc = f" (line {event.op.loc.line})" if event.op.loc else ""
+    print(f"{ns.value}{list(index)} = {event.op.name}{loc}, {event.frame.describe()}")
+    if opdef is not None and opdef.explain is not None:
+        print(format_explanation(opdef.explain(event.call, event.inputs, event.outputs, k, index)))
+    prov = event.provenance()
+    if prov is not None:
+        print("sources:")
+        names = [v.name for v in event.op.operands]
+        for s in prov.sources(k, index):
+            what = names[s.operand] if s.operand is not None else "(implicit)"
+            print(f"  {what}[{', '.join(map(str, s.index))}]  {s.role}")
+    return 0
+
+
 def cmd_ops(ns: argparse.Namespace) -> int:
     from hlolab.ops.registry import all_ops
 
@@ -151,6 +186,18 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--split-input-file", action="store_true")
     pr.add_argument("--generic", action="store_true", help="print the generic op form")
     pr.set_defaults(fn=cmd_print)
+
+    ex = sub.add_parser("explain", help="explain one element of a value: its op's formula and sources")
+    ex.add_argument("file", nargs="?", metavar="FILE.mlir")
+    ex.add_argument("--example", metavar="NAME", help="use a built-in example")
+    ex.add_argument("--value", required=True, metavar="[@func:]%name[#k]", help="the value, e.g. %3")
+    ex.add_argument("--index", default="", metavar="i,j,...", help="the element (empty for a scalar)")
+    ex.add_argument("--iteration", type=int, help="loop iteration, for values inside a while body")
+    ex.add_argument("--entry", metavar="NAME")
+    ex.add_argument("--args", metavar="LITERAL")
+    ex.add_argument("--input", action="append", metavar="FILE.npy")
+    ex.add_argument("--seed", type=int)
+    ex.set_defaults(fn=cmd_explain)
 
     sub.add_parser("ops", help="list the ops hlolab can execute").set_defaults(fn=cmd_ops)
     sub.add_parser("examples", help="list the built-in examples").set_defaults(fn=cmd_examples)

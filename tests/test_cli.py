@@ -1,0 +1,114 @@
+"""The hlolab command line: run, print, explain, ops, examples."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hlolab.cli import main
+
+PASSING = """
+func.func @ok() {
+  %0 = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  %1 = stablehlo.add %0, %0 : tensor<2xi32>
+  check.expect_eq_const %1, dense<[2, 4]> : tensor<2xi32>
+  func.return
+}
+// -----
+func.func @bad() {
+  %0 = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  check.expect_eq_const %0, dense<[1, 3]> : tensor<2xi32>
+  func.return
+}
+// -----
+func.func @missing(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "stablehlo.frob"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+// -----
+func.func @typo() {
+  %0 = stablehlo.constant dense<[1, 2> : tensor<2xi32>
+  func.return
+}
+"""
+
+
+def test_run_reports_one_line_per_module(tmp_path, capsys):
+    f = tmp_path / "prog.mlir"
+    f.write_text(PASSING)
+    rc = main(["run", "--split-input-file", "--seed", "0", str(f)])
+    out = capsys.readouterr().out.splitlines()
+    assert rc == 1
+    assert out[0] == "prog.mlir#1: PASS"
+    assert out[1].startswith("prog.mlir#2: FAIL: check.expect_eq_const at line 11: ")
+    assert "expected 3, got 2" in out[1]
+    assert out[2] == f"prog.mlir#3: ERROR: {f}:16:3: stablehlo.frob is not implemented yet"
+    assert out[3] == (f"prog.mlir#4: ERROR: {f}:21:38: "
+                      "expected ',' or ']' in a list, got the end of the literal")
+    assert out[5].strip() == "^" and out[4].strip().startswith("%0 = stablehlo.constant")
+
+
+def test_run_prints_results_that_parse_back(tmp_path, capsys):
+    f = tmp_path / "f.mlir"
+    f.write_text("""func.func @main(%a: tensor<2xi32>, %b: tensor<2xi32>) -> tensor<2xi32> {
+      %0 = stablehlo.add %a, %b : tensor<2xi32>
+      func.return %0 : tensor<2xi32>
+    }""")
+    rc = main(["run", str(f), "--args", "[dense<1> : tensor<2xi32>, dense<[2, 5]> : tensor<2xi32>]",
+               "--output", str(tmp_path / "out")])
+    out = capsys.readouterr().out.splitlines()
+    assert rc == 0
+    assert out == ["f.mlir#1: OK", "  result #0: dense<[3, 6]> : tensor<2xi32>"]
+    assert np.load(tmp_path / "out" / "f_1_result0.npy").tolist() == [3, 6]
+
+
+def test_run_inputs_from_npy(tmp_path, capsys):
+    f = tmp_path / "f.mlir"
+    f.write_text("""func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {
+      %0 = stablehlo.negate %a : tensor<3xf32>
+      func.return %0 : tensor<3xf32>
+    }""")
+    np.save(tmp_path / "a.npy", np.array([1.5, -2.0, 0.0], np.float32))
+    assert main(["run", str(f), "--input", str(tmp_path / "a.npy")]) == 0
+    assert "dense<[-1.500000e+00, 2.000000e+00, -0.000000e+00]> : tensor<3xf32>" in capsys.readouterr().out
+
+
+def test_missing_arguments_is_a_clear_error(tmp_path, capsys):
+    f = tmp_path / "f.mlir"
+    f.write_text("func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> { func.return %a : tensor<3xf32> }")
+    assert main(["run", str(f)]) == 1
+    assert "@main takes 1 arguments: give them with --args" in capsys.readouterr().out
+
+
+def test_print_round_trips_and_reports_parse_errors(tmp_path, capsys):
+    f = tmp_path / "p.mlir"
+    f.write_text(PASSING)
+    assert main(["print", "--split-input-file", str(f)]) == 1  # the last module does not parse
+    captured = capsys.readouterr()
+    assert "stablehlo.add %0, %0 : tensor<2xi32>" in captured.out
+    assert f"{f}:21:38: error: expected ',' or ']'" in captured.err
+
+
+def test_explain_an_element(capsys):
+    assert main(["explain", "--example", "softplus", "--value", "%7", "--index", "2,1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("%7[2, 1] = stablehlo.transpose")
+    assert "%6[1, 2]  copy" in out
+
+
+def test_ops_and_examples_list(capsys):
+    assert main(["ops"]) == 0
+    names = capsys.readouterr().out
+    assert "stablehlo.pad  (Pad)" in names and "stablehlo.while" in names
+    assert main(["examples"]) == 0
+    assert capsys.readouterr().out.startswith("softplus")
+
+
+def test_help_does_not_import_front_ends():
+    import subprocess
+    import sys
+
+    code = ("import sys, hlolab.cli; hlolab.cli.build_parser(); "
+            "print(sorted(m for m in ('textual', 'matplotlib', 'prompt_toolkit', 'jax') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
