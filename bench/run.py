@@ -1,0 +1,66 @@
+"""Benchmarks: hlolab ops against the direct numpy equivalent, measured in the same run.
+
+    python -m bench.run [--filter NAME] [--repeat N]
+
+Each case times one op evaluation through hlolab (verify + evaluate, no
+parsing) and the plain numpy expression that computes the same values, and
+reports the ratio (and jax.jit on XLA:CPU where jax is installed). Results
+are checked equal before timing, so a fast wrong answer cannot pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from bench.cases import CASES
+
+
+@dataclass
+class Case:
+    name: str
+    elements: int  # output elements
+    hlolab: Callable[[], object]
+    numpy: Callable[[], object]
+    jax: Callable[[], object] | None = None
+
+
+def best_time(fn: Callable[[], object], repeat: int) -> float:
+    fn()  # warm up (imports, caches, jit)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--filter", default="")
+    ap.add_argument("--repeat", type=int, default=5)
+    ns = ap.parse_args(argv)
+    print(f"{'case':32s} {'out elems':>10s} {'hlolab ms':>10s} {'numpy ms':>10s} {'ratio':>7s} {'jax ms':>8s}")
+    for make in CASES:
+        case = make()
+        if ns.filter not in case.name:
+            continue
+        ours, ref = np.asarray(case.hlolab()), np.asarray(case.numpy())
+        if ours.tobytes() != ref.tobytes():
+            print(f"{case.name:32s} MISMATCH between hlolab and numpy: not timed")
+            continue
+        t_h = best_time(case.hlolab, ns.repeat)
+        t_n = best_time(case.numpy, ns.repeat)
+        t_j = best_time(case.jax, ns.repeat) if case.jax else None
+        jax_s = f"{t_j * 1e3:8.2f}" if t_j is not None else f"{'-':>8s}"
+        print(f"{case.name:32s} {case.elements:10d} {t_h * 1e3:10.2f} {t_n * 1e3:10.2f} "
+              f"{t_h / t_n:6.2f}x {jax_s}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
