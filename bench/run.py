@@ -44,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--filter", default="")
     ap.add_argument("--repeat", type=int, default=5)
     ns = ap.parse_args(argv)
-    print(f"{'case':32s} {'out elems':>10s} {'hlolab ms':>10s} {'numpy ms':>10s} {'ratio':>7s} {'jax ms':>8s}")
+    print(f"{'case':32s} {'out elems':>10s} {'hlolab ms':>10s} {'numpy ms':>10s} "
+          f"{'ratio':>7s} {'jax ms':>8s}")
     for make in CASES:
         case = make()
         if ns.filter not in case.name:
