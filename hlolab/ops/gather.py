@@ -1,0 +1,533 @@
+"""Gathering: gather and dynamic_gather.
+
+``result[result_index] = operand[operand_index]`` with ``operand_index`` built
+from the spec's named pieces (``batch_index``, ``start_index``,
+``full_start_index``, ``full_batching_index``, ``offset_index``,
+``full_offset_index``). One index-arithmetic function, ``gather_indices``,
+computes all of them from result index arrays: applied to the whole
+``np.indices`` grid it drives ``evaluate`` (one fancy-index read) and the
+provenance maps; applied to one index it drives ``explain``.
+
+Start indices of every integer type are read exactly: ui64 values above 2**63
+are first capped at the int64 maximum, which clamps to the same place as the
+true value would. ``indices_are_sorted`` is accepted and not relied on (the
+result never depends on it). Quantized operands are refused at run time
+(NotImplementedOpError).
+
+dynamic_gather takes ``slice_sizes`` as an operand: the constraints that need
+its values are checked at run time, with dynamic_gather's own ``(Cn)`` numbers.
+Its spec section predates the batching dimensions; they are accepted (the op's
+MLIR form has them) and their checks name gather's constraint in the message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hlolab.errors import ExecutionError, NotImplementedOpError
+from hlolab.ops.registry import OpCall, op
+from hlolab.ops.shape import same_element
+from hlolab.trace.explain import Explanation, Step
+from hlolab.trace.provenance import IndexMapProvenance, Link, check_index, index_link, value_shape
+from hlolab.types import ElementType, QuantizedElementType, TensorType
+
+Index = tuple[np.ndarray, ...]  # per-dimension index arrays (broadcastable), or 0-d arrays
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+# gather's constraint numbers -> dynamic_gather's (None: only gather has it, batching dims)
+_DYNAMIC_LABELS: dict[int, int | None] = {
+    1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 6, 8: 7, 9: 8, 10: None, 11: None, 12: None,
+    13: None, 14: None, 15: None, 16: None, 17: None, 18: 9, 19: 10, 20: 11, 21: 12, 22: 13, 23: 14,
+}
+
+
+@dataclass(frozen=True)
+class GatherDims:
+    """The fields of ``#stablehlo.gather<...>`` (the spec's names)."""
+
+    offset_dims: tuple[int, ...]
+    collapsed_slice_dims: tuple[int, ...]
+    operand_batching_dims: tuple[int, ...]
+    start_indices_batching_dims: tuple[int, ...]
+    start_index_map: tuple[int, ...]
+    index_vector_dim: int
+
+
+def gather_dims(ctx: OpCall) -> GatherDims:
+    s = ctx.struct("dimension_numbers")
+
+    def ints(name: str) -> tuple[int, ...]:
+        return tuple(int(v) for v in (s.get(name) or ()))
+
+    return GatherDims(ints("offset_dims"), ints("collapsed_slice_dims"), ints("operand_batching_dims"),
+                      ints("start_indices_batching_dims"), ints("start_index_map"),
+                      int(s.get("index_vector_dim") or 0))
+
+
+# --- verification ----------------------------------------------------------------------
+
+def _is_sorted(xs: Sequence[int]) -> bool:
+    return all(a <= b for a, b in zip(xs, xs[1:], strict=False))
+
+
+def _is_unique(xs: Sequence[int]) -> bool:
+    return len(set(xs)) == len(xs)
+
+
+def _tensor_input(ctx: OpCall, i: int, label: str, what: str) -> TensorType:
+    if i >= len(ctx.operand_types):
+        raise ctx.error(label, f"missing {what}: the op has {len(ctx.operand_types)} operands")
+    t = ctx.operand_types[i]
+    if not isinstance(t, TensorType):
+        raise ctx.error(label, f"{what} must be a tensor, got {t}")
+    return t
+
+
+def _integer_tensor(ctx: OpCall, i: int, label: str, what: str) -> TensorType:
+    t = _tensor_input(ctx, i, label, what)
+    if not (isinstance(t.element, ElementType) and t.element.is_int):
+        raise ctx.error(label, f"{what} must be a tensor of integer type, got {t}")
+    return t
+
+
+def _not_per_axis(ctx: OpCall, t: TensorType, label: str | None, what: str) -> None:
+    if isinstance(t.element, QuantizedElementType) and t.element.is_per_axis:
+        raise ctx.error(label, f"{what} must be a tensor or per-tensor quantized tensor, got {t}")
+
+
+def batch_dims_of(result_rank: int, offset_dims: Sequence[int]) -> list[int]:
+    """batch_dims = [d for d in axes(result) and d not in offset_dims]."""
+    return [d for d in range(result_rank) if d not in offset_dims]
+
+
+def expected_result_shape(start_indices_shape: Sequence[int | None], slice_sizes: Sequence[int],
+                          dims: GatherDims, result_rank: int) -> list[int | None] | None:
+    """combine(batch_dim_sizes, offset_dim_sizes) of (C22); None when the ranks cannot combine."""
+    ivd = dims.index_vector_dim
+    batch_dim_sizes = [n for d, n in enumerate(start_indices_shape) if d != ivd]
+    dropped = set(dims.collapsed_slice_dims) | set(dims.operand_batching_dims)
+    offset_dim_sizes = [z for d, z in enumerate(slice_sizes) if d not in dropped]
+    if len(batch_dim_sizes) + len(offset_dim_sizes) != result_rank \
+            or len(offset_dim_sizes) != len(dims.offset_dims):
+        return None
+    shape: list[int | None] = [None] * result_rank
+    for d, n in zip(dims.offset_dims, offset_dim_sizes, strict=True):
+        shape[d] = n
+    for d, n in zip(batch_dims_of(result_rank, dims.offset_dims), batch_dim_sizes, strict=True):
+        shape[d] = n
+    return shape
+
+
+def _fits(a: int | None, b: int | None) -> bool:
+    return a is None or b is None or a == b
+
+
+def check_gather(err: Callable[[int, str], Exception], operand: TensorType,
+                 start_indices: TensorType, result: TensorType, dims: GatherDims,
+                 slice_sizes: Sequence[int] | None) -> None:
+    """Every gather constraint; ``err(n, message)`` builds the error for gather's (Cn).
+
+    ``slice_sizes`` is None when it is only known at run time (dynamic_gather):
+    the constraints that read its values are then skipped.
+    """
+    r_op, r_si, r_res = operand.rank, start_indices.rank, result.rank
+    ivd = dims.index_vector_dim
+    if not 0 <= ivd <= r_si:
+        raise err(2, f"index_vector_dim = {ivd} must be in [0, {r_si}] (rank(start_indices))")
+    want = start_indices.shape[ivd] if ivd < r_si else 1
+    if want is not None and len(dims.start_index_map) != want:
+        where = (f"dim(start_indices, {ivd})" if ivd < r_si else "1 (index_vector_dim = "
+                 "rank(start_indices))")
+        raise err(3, f"size(start_index_map) = {len(dims.start_index_map)} must equal {where} = {want}")
+    n = len(dims.offset_dims) + len(dims.collapsed_slice_dims) + len(dims.operand_batching_dims)
+    if r_op != n:
+        raise err(1, f"rank(operand) = {r_op} must equal size(offset_dims) + "
+                  f"size(collapsed_slice_dims) + size(operand_batching_dims) = "
+                  f"{len(dims.offset_dims)} + {len(dims.collapsed_slice_dims)} + "
+                  f"{len(dims.operand_batching_dims)}")
+    if not (_is_unique(dims.offset_dims) and _is_sorted(dims.offset_dims)):
+        raise err(4, f"offset_dims = {list(dims.offset_dims)} must be unique and sorted")
+    bad = [d for d in dims.offset_dims if not 0 <= d < r_res]
+    if bad:
+        raise err(5, f"offset_dims = {list(dims.offset_dims)} must be in [0, {r_res}) (rank(result))")
+    both = dims.collapsed_slice_dims + dims.operand_batching_dims
+    if not _is_unique(both):
+        raise err(6, f"collapsed_slice_dims = {list(dims.collapsed_slice_dims)} and "
+                  f"operand_batching_dims = {list(dims.operand_batching_dims)} must hold unique dims")
+    if not _is_sorted(dims.collapsed_slice_dims):
+        raise err(7, f"collapsed_slice_dims = {list(dims.collapsed_slice_dims)} must be sorted")
+    if any(not 0 <= d < r_op for d in dims.collapsed_slice_dims):
+        raise err(8, f"collapsed_slice_dims = {list(dims.collapsed_slice_dims)} must be in "
+                  f"[0, {r_op}) (rank(operand))")
+    if slice_sizes is not None and len(slice_sizes) != r_op:
+        raise err(20, f"size(slice_sizes) = {len(slice_sizes)} must equal rank(operand) = {r_op}")
+    if slice_sizes is not None:
+        big = [d for d in dims.collapsed_slice_dims if slice_sizes[d] > 1]
+        if big:
+            raise err(9, f"slice_sizes[collapsed_slice_dims...] must be <= 1: slice_sizes = "
+                      f"{list(slice_sizes)}, collapsed_slice_dims = {list(dims.collapsed_slice_dims)}")
+    if not _is_sorted(dims.operand_batching_dims):
+        raise err(10, f"operand_batching_dims = {list(dims.operand_batching_dims)} must be sorted")
+    if any(not 0 <= d < r_op for d in dims.operand_batching_dims):
+        raise err(11, f"operand_batching_dims = {list(dims.operand_batching_dims)} must be in "
+                  f"[0, {r_op}) (rank(operand))")
+    if slice_sizes is not None:
+        big = [d for d in dims.operand_batching_dims if slice_sizes[d] > 1]
+        if big:
+            raise err(12, f"slice_sizes[operand_batching_dims...] must be <= 1: slice_sizes = "
+                      f"{list(slice_sizes)}, operand_batching_dims = {list(dims.operand_batching_dims)}")
+    sib = dims.start_indices_batching_dims
+    if not _is_unique(sib):
+        raise err(13, f"start_indices_batching_dims = {list(sib)} must be unique")
+    if any(not 0 <= d < r_si for d in sib):
+        raise err(14, f"start_indices_batching_dims = {list(sib)} must be in [0, {r_si}) "
+                  f"(rank(start_indices))")
+    if ivd in sib:
+        raise err(15, f"index_vector_dim = {ivd} must not be in start_indices_batching_dims = "
+                  f"{list(sib)}")
+    if len(dims.operand_batching_dims) != len(sib):
+        raise err(16, f"size(operand_batching_dims) = {len(dims.operand_batching_dims)} must equal "
+                  f"size(start_indices_batching_dims) = {len(sib)}")
+    a = [operand.shape[d] for d in dims.operand_batching_dims]
+    b = [start_indices.shape[d] for d in sib]
+    if not all(_fits(x, y) for x, y in zip(a, b, strict=True)):
+        raise err(17, f"dim(operand, operand_batching_dims...) = {a} must equal "
+                  f"dim(start_indices, start_indices_batching_dims...) = {b}")
+    if not _is_unique(dims.start_index_map + dims.operand_batching_dims):
+        raise err(18, f"start_index_map = {list(dims.start_index_map)} and operand_batching_dims = "
+                  f"{list(dims.operand_batching_dims)} must hold unique dims")
+    if any(not 0 <= d < r_op for d in dims.start_index_map):
+        raise err(19, f"start_index_map = {list(dims.start_index_map)} must be in [0, {r_op}) "
+                  f"(rank(operand))")
+    if slice_sizes is None:
+        return
+    if any(z < 0 or (n is not None and z > n) for z, n in zip(slice_sizes, operand.shape, strict=True)):
+        raise err(21, f"0 <= slice_sizes <= shape(operand) does not hold: slice_sizes = "
+                  f"{list(slice_sizes)}, shape(operand) = {list(operand.shape)}")
+    want_shape = expected_result_shape(start_indices.shape, slice_sizes, dims, r_res)
+    if want_shape is None or not all(_fits(x, y) for x, y in zip(result.shape, want_shape, strict=True)):
+        shown = "ranks that do not combine" if want_shape is None else str(want_shape)
+        raise err(22, f"shape(result) = {list(result.shape)} must be combine(batch_dim_sizes, "
+                  f"offset_dim_sizes) = {shown} (offset_dims = {list(dims.offset_dims)})")
+    if not same_element(operand.element, result.element):
+        raise err(23, f"element_type(operand) = {operand.element} must equal element_type(result) "
+                  f"= {result.element}")
+
+
+def _gather_err(ctx: OpCall) -> Callable[[int, str], Exception]:
+    return lambda n, msg: ctx.error(f"C{n}", msg)
+
+
+def _dynamic_err(ctx: OpCall) -> Callable[[int, str], Exception]:
+    def err(n: int, msg: str) -> Exception:
+        mine = _DYNAMIC_LABELS[n]
+        if mine is None:
+            return ctx.error(None, f"as gather (C{n}) requires: {msg}")
+        return ctx.error(f"C{mine}", msg)
+    return err
+
+
+def _result_type(ctx: OpCall) -> TensorType:
+    if len(ctx.result_types) != 1:
+        raise ctx.error(None, f"expects one result, got {len(ctx.result_types)}")
+    t = ctx.result_types[0]
+    if not isinstance(t, TensorType):
+        raise ctx.error(None, f"result must be a tensor, got {t}")
+    _not_per_axis(ctx, t, None, "result")
+    return t
+
+
+def _verify_gather(ctx: OpCall) -> None:
+    operand = _tensor_input(ctx, 0, "I1", "operand")
+    _not_per_axis(ctx, operand, "I1", "operand")
+    start_indices = _integer_tensor(ctx, 1, "I2", "start_indices")
+    result = _result_type(ctx)
+    check_gather(_gather_err(ctx), operand, start_indices, result, gather_dims(ctx),
+                 ctx.ints("slice_sizes"))
+    ctx.bool("indices_are_sorted", False)  # must be a bool when present
+
+
+def _verify_dynamic_gather(ctx: OpCall) -> None:
+    operand = _tensor_input(ctx, 0, "I1", "operand")
+    _not_per_axis(ctx, operand, "I1", "operand")
+    start_indices = _integer_tensor(ctx, 1, "I2", "start_indices")
+    sizes = _integer_tensor(ctx, 2, "I3", "slice_sizes")
+    if sizes.rank != 1:
+        raise ctx.error("I3", f"slice_sizes must be a 1-dimensional tensor of integer type, got {sizes}")
+    result = _result_type(ctx)
+    err = _dynamic_err(ctx)
+    check_gather(err, operand, start_indices, result, gather_dims(ctx), None)
+    if sizes.shape[0] is not None and sizes.shape[0] != operand.rank:
+        raise err(20, f"size(slice_sizes) = {sizes.shape[0]} must equal rank(operand) = {operand.rank}")
+    if not same_element(operand.element, result.element):
+        raise err(23, f"element_type(operand) = {operand.element} must equal element_type(result) "
+                  f"= {result.element}")
+    ctx.bool("indices_are_sorted", False)
+
+
+# --- the index arithmetic --------------------------------------------------------------
+
+def start_indices_as_int64(start_indices: np.ndarray) -> np.ndarray:
+    """The start indices as int64, exact except ui64 values above 2**63 - 1, which are
+    capped there (any start that large clamps to the same place)."""
+    a = np.asarray(start_indices)
+    if a.dtype == np.uint64:
+        a = np.minimum(a, np.uint64(_INT64_MAX))
+    return a.astype(np.int64)
+
+
+@dataclass
+class GatherIndices:
+    """The spec's named pieces for a set of result indices (arrays broadcast to the result)."""
+
+    batch_dims: list[int]
+    batch_index: list[np.ndarray]
+    start_positions: list[tuple[np.ndarray, ...]]  # where each start_index component is read
+    start_index: list[np.ndarray]
+    unclamped_start_index: list[np.ndarray]  # full_start_index before the clamp
+    full_start_index: list[np.ndarray]
+    full_batching_index: list[np.ndarray]
+    offset_index: list[np.ndarray]
+    full_offset_index: list[np.ndarray]
+    operand_index: list[np.ndarray]
+
+
+def gather_indices(result_index: Index, start_indices: np.ndarray, operand_shape: Sequence[int],
+                   dims: GatherDims, slice_sizes: Sequence[int]) -> GatherIndices:
+    """operand_index (and every piece of it) for result indices, vectorized.
+
+    ``start_indices`` must already be int64 (``start_indices_as_int64``).
+    """
+    rank_si = start_indices.ndim
+    ivd = dims.index_vector_dim
+    zero = np.zeros((), dtype=np.int64)
+    batch_dims = batch_dims_of(len(result_index), dims.offset_dims)
+    batch_index = [np.asarray(result_index[d], dtype=np.int64) for d in batch_dims]
+    # start_index = start_indices[bi0, ..., :, ..., biN] (":" at index_vector_dim)
+    start_positions: list[tuple[np.ndarray, ...]] = []
+    if ivd < rank_si:
+        for k in range(len(dims.start_index_map)):
+            pos = list(batch_index)
+            pos.insert(ivd, np.asarray(k, dtype=np.int64))
+            start_positions.append(tuple(pos))
+    else:  # [start_indices[batch_index]]
+        start_positions.append(tuple(batch_index))
+    start_index = [start_indices[pos] for pos in start_positions]
+    unclamped = [zero] * len(operand_shape)
+    full_start_index = [zero] * len(operand_shape)
+    for d_start, d_operand in enumerate(dims.start_index_map):
+        hi = int(operand_shape[d_operand]) - int(slice_sizes[d_operand])
+        unclamped[d_operand] = start_index[d_start]
+        full_start_index[d_operand] = np.clip(start_index[d_start], 0, hi)
+    full_batching_index = [zero] * len(operand_shape)
+    for d_operand, d_start in zip(dims.operand_batching_dims, dims.start_indices_batching_dims,
+                                  strict=True):
+        full_batching_index[d_operand] = batch_index[d_start - (0 if d_start < ivd else 1)]
+    offset_index = [np.asarray(result_index[d], dtype=np.int64) for d in dims.offset_dims]
+    full_offset_index = [zero] * len(operand_shape)
+    dropped = set(dims.collapsed_slice_dims) | set(dims.operand_batching_dims)
+    for d_operand, oi in zip([d for d in range(len(operand_shape)) if d not in dropped], offset_index,
+                             strict=True):
+        full_offset_index[d_operand] = oi
+    operand_index = [s + b + o for s, b, o in zip(full_start_index, full_batching_index,
+                                                  full_offset_index, strict=True)]
+    return GatherIndices(batch_dims, batch_index, start_positions, start_index, unclamped,
+                         full_start_index, full_batching_index, offset_index, full_offset_index,
+                         operand_index)
+
+
+def _grid(shape: Sequence[int]) -> Index:
+    return tuple(np.indices(tuple(shape), sparse=True, dtype=np.int64))
+
+
+def _one(index: tuple[int, ...]) -> Index:
+    return tuple(np.asarray(i, dtype=np.int64) for i in index)
+
+
+# --- evaluation ------------------------------------------------------------------------
+
+def _reject_quantized(ctx: OpCall) -> None:
+    for t in (*ctx.operand_types, *ctx.result_types):
+        if isinstance(t, TensorType) and t.is_quantized:
+            raise NotImplementedOpError(ctx.name, ctx.loc, detail="quantized operands")
+
+
+def _check_value(ctx: OpCall, value: Any, t: Any, what: str) -> None:
+    if not isinstance(value, np.ndarray) or value.dtype != t.dtype or value.shape != t.static_shape():
+        got = f"{value.dtype}{list(value.shape)}" if isinstance(value, np.ndarray) else type(value).__name__
+        raise ExecutionError(f"{ctx.name}: {what} value {got} does not match its type {t}", ctx.loc)
+
+
+def _dynamic_slice_sizes(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray,
+                         slice_sizes: np.ndarray) -> tuple[int, ...]:
+    """The slice_sizes operand read exactly, with the constraints on its values checked."""
+    _check_value(ctx, slice_sizes, ctx.operand_types[2], "slice_sizes")
+    sizes = tuple(int(v) for v in slice_sizes.reshape(-1))
+    check_gather(_dynamic_err(ctx), ctx.operand_types[0], ctx.operand_types[1], ctx.result_tensor(0),
+                 gather_dims(ctx), sizes)
+    return sizes
+
+
+def _run(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray,
+         slice_sizes: Sequence[int]) -> np.ndarray:
+    _reject_quantized(ctx)
+    _check_value(ctx, operand, ctx.operand_types[0], "operand")
+    _check_value(ctx, start_indices, ctx.operand_types[1], "start_indices")
+    shape = ctx.result_tensor(0).static_shape()
+    if int(np.prod(shape, dtype=np.int64)) == 0:
+        return np.empty(shape, dtype=operand.dtype)
+    if operand.size == 0:  # only a zero-size collapsed/batching slice gets here
+        raise ExecutionError(f"{ctx.name}: the result has elements but the slices of the empty "
+                             f"operand {list(operand.shape)} have none (slice_sizes = "
+                             f"{list(slice_sizes)})", ctx.loc)
+    g = gather_indices(_grid(shape), start_indices_as_int64(start_indices), operand.shape,
+                       gather_dims(ctx), slice_sizes)
+    return np.ascontiguousarray(np.broadcast_to(operand[tuple(g.operand_index)], shape))
+
+
+def _sizes(ctx: OpCall, inputs: list[Any]) -> tuple[int, ...]:
+    if ctx.name == "stablehlo.dynamic_gather":
+        return tuple(int(v) for v in np.asarray(inputs[2]).reshape(-1))
+    return ctx.ints("slice_sizes")
+
+
+# --- provenance ------------------------------------------------------------------------
+
+def gather_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> IndexMapProvenance:
+    """Each result element: one ``copy`` of an operand element, plus the start_indices
+    elements read to find it (``index_read``, one link per start_index component).
+    dynamic_gather also reads slice_sizes[start_index_map...] for the clamp (``index_read``)."""
+    operand, start_indices = inputs[0], inputs[1]
+    shape = tuple(outputs[0].shape)
+    dims = gather_dims(ctx)
+    sizes = _sizes(ctx, inputs)
+    links: list[Link] = []
+    if outputs[0].size:
+        g = gather_indices(_grid(shape), start_indices_as_int64(start_indices), operand.shape, dims,
+                           sizes)
+        links.append(index_link(0, "copy", operand.shape, g.operand_index, result_shape=shape))
+        links += [index_link(1, "index_read", start_indices.shape, pos, result_shape=shape)
+                  for pos in g.start_positions]
+        if ctx.name == "stablehlo.dynamic_gather":
+            links += [Link(2, "index_read", np.full(shape, d, dtype=np.int64))
+                      for d in dims.start_index_map]
+    return IndexMapProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
+                              [links])
+
+
+# --- explain ---------------------------------------------------------------------------
+
+def _ints(xs: Sequence[Any]) -> tuple[int, ...]:
+    return tuple(int(x) for x in xs)
+
+
+def gather_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                   index: tuple) -> Explanation:
+    """The spec's formula for one result element, every named piece with its numbers."""
+    if result != 0:
+        raise ExecutionError(f"result #{result} does not exist (the op has 1 result)")
+    idx = check_index(value_shape(outputs[0]), index, "result index")
+    operand, start_indices = inputs[0], inputs[1]
+    dims = gather_dims(ctx)
+    sizes = _sizes(ctx, inputs)
+    g = gather_indices(_one(idx), start_indices_as_int64(start_indices), operand.shape, dims, sizes)
+    ivd = dims.index_vector_dim
+    rank = len(idx)
+    si_name = ctx.op.operands[1].name if len(ctx.op.operands) > 1 else "start_indices"
+    roles = {d: ("batch" if d in g.batch_dims else f"offset (offset_dims[{dims.offset_dims.index(d)}])")
+             for d in range(rank)}
+    steps = [Step("batch_index", f"result_index[batch_dims...], batch_dims = {g.batch_dims}",
+                  _ints(g.batch_index), dim_roles=roles)]
+    # start_index, each component with the position it is read from (exact value, any int type)
+    children = []
+    raw = []
+    for k, pos in enumerate(g.start_positions):
+        p = _ints(pos)
+        v = int(start_indices[p]) if start_indices.ndim else int(start_indices[()])
+        raw.append(v)
+        children.append(Step(f"start_index[{k}]", f"{si_name}[{', '.join(str(i) for i in p)}]", v))
+    if ivd < start_indices.ndim:
+        formula = (f"{si_name}[bi0, ..., :, ..., biN] with ':' at index_vector_dim = {ivd}")
+    else:
+        formula = f"[{si_name}[batch_index]] (index_vector_dim = rank(start_indices) = {ivd})"
+    steps.append(Step("start_index", formula, tuple(raw), children=children))
+    # full_start_index, with the clamp
+    full_start = _ints(g.full_start_index)
+    before = [0] * len(full_start)
+    fs_roles: dict[int, str] = {}
+    for d_start, d_operand in enumerate(dims.start_index_map):
+        before[d_operand] = raw[d_start]
+        hi = int(operand.shape[d_operand]) - int(sizes[d_operand])
+        moved = " (clamped)" if raw[d_start] != full_start[d_operand] else ""
+        fs_roles[d_operand] = f"start_index[{d_start}] clamped to [0, {hi}]{moved}"
+    for d in range(len(full_start)):
+        fs_roles.setdefault(d, "not in start_index_map: 0")
+    clamped = tuple(before) != full_start
+    steps.append(Step("full_start_index", "clamp(start_index[d_start], 0, dim(operand, d_operand) - "
+                      "slice_sizes[d_operand]) at d_operand = start_index_map[d_start], else 0; "
+                      f"start_index_map = {list(dims.start_index_map)}, slice_sizes = {list(sizes)}",
+                      full_start, dim_roles=fs_roles,
+                      before_clamp=tuple(before) if clamped else None))
+    fb_roles = {d_op: f"batch_index of start_indices dim {d_st}"
+                for d_op, d_st in zip(dims.operand_batching_dims, dims.start_indices_batching_dims,
+                                      strict=True)}
+    steps.append(Step("full_batching_index",
+                      "batch_index[d_start - (d_start < index_vector_dim ? 0 : 1)] at d_operand = "
+                      "operand_batching_dims[i], d_start = start_indices_batching_dims[i], else 0; "
+                      f"operand_batching_dims = {list(dims.operand_batching_dims)}, "
+                      f"start_indices_batching_dims = {list(dims.start_indices_batching_dims)}",
+                      _ints(g.full_batching_index), dim_roles=fb_roles or None))
+    steps.append(Step("offset_index", f"result_index[offset_dims...], offset_dims = "
+                      f"{list(dims.offset_dims)}", _ints(g.offset_index)))
+    fo_roles = {}
+    for d in range(operand.ndim):
+        if d in dims.collapsed_slice_dims:
+            fo_roles[d] = "collapsed: 0"
+        elif d in dims.operand_batching_dims:
+            fo_roles[d] = "operand batching: 0"
+        else:
+            fo_roles[d] = "offset"
+    steps.append(Step("full_offset_index", "offset_index with 0 inserted at collapsed_slice_dims "
+                      f"{list(dims.collapsed_slice_dims)} and operand_batching_dims "
+                      f"{list(dims.operand_batching_dims)}", _ints(g.full_offset_index),
+                      dim_roles=fo_roles))
+    operand_index = _ints(g.operand_index)
+    steps.append(Step("operand_index", f"full_start_index + full_batching_index + full_offset_index "
+                      f"= {list(full_start)} + {list(_ints(g.full_batching_index))} + "
+                      f"{list(_ints(g.full_offset_index))}", operand_index))
+    value = outputs[0][idx]
+    name = ctx.op.operands[0].name if ctx.op.operands else "operand"
+    steps.append(Step("result[result_index]", f"{name}[{', '.join(str(i) for i in operand_index)}]",
+                      value))
+    notes = []
+    if clamped:
+        notes.append(f"clamping moved the start: {before} -> {list(full_start)} so the slice of "
+                     f"slice_sizes {list(sizes)} fits in shape(operand) {list(operand.shape)}")
+    if ctx.bool("indices_are_sorted", False):
+        notes.append("indices_are_sorted = true: a promise hlolab does not rely on (the value is "
+                     "the same either way)")
+    return Explanation(ctx.op.name, idx, steps, value, notes, 0)
+
+
+# --- the ops ---------------------------------------------------------------------------
+
+@op("stablehlo.gather", aliases=("Gather",), verify=_verify_gather,
+    provenance=gather_provenance, explain=gather_explain)
+def gather(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray) -> np.ndarray:
+    """result[result_index] = operand[full_start_index + full_batching_index + full_offset_index]."""
+    return _run(ctx, operand, start_indices, ctx.ints("slice_sizes"))
+
+
+@op("stablehlo.dynamic_gather", verify=_verify_dynamic_gather,
+    provenance=gather_provenance, explain=gather_explain)
+def dynamic_gather(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray,
+                   slice_sizes: np.ndarray) -> np.ndarray:
+    """gather with slice_sizes given as a value."""
+    _check_value(ctx, start_indices, ctx.operand_types[1], "start_indices")
+    return _run(ctx, operand, start_indices,
+                _dynamic_slice_sizes(ctx, operand, start_indices, slice_sizes))
