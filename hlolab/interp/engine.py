@@ -79,16 +79,30 @@ class OpRun:
 class InterpCall(OpCall):
     """OpCall with access to the running interpreter (regions, calls)."""
 
-    def __init__(self, op: Op, interp: Interpreter, env: dict[Any, Any], frame: Frame):
+    def __init__(self, op: Op, interp: Interpreter, env: dict[Any, Any], frame: Frame,
+                 batch_shape: tuple[int, ...] = ()):
         super().__init__(op, interp.state)
         self.interp = interp
         self.env = env
         self.frame = frame
+        self.batch_shape = batch_shape
 
     def run_region(self, index: int, args: list[Any]) -> list[Any]:
-        """Run region ``index`` to completion on (batched) args; not stepped."""
-        gen = self.interp._exec_region(self.op.regions[index], args, self.env,
-                                       self.frame.into(index), quiet=True)
+        """Apply region ``index`` once to batched args; not stepped.
+
+        Each arg has the shape ``batch + type`` of its block argument, with the
+        same leading ``batch`` dims for all: one call evaluates the region for
+        every element (every pair of a comparator, every reduction step).
+        Only ops marked ``elementwise`` may run batched.
+        """
+        region = self.op.regions[index]
+        batch: tuple[int, ...] = ()
+        block_args = region.blocks[0].args if region.blocks else []
+        if args and block_args and isinstance(block_args[0].type, TensorType):
+            a0 = np.asarray(args[0])
+            batch = a0.shape[:a0.ndim - block_args[0].type.rank]
+        gen = self.interp._exec_region(region, args, self.env, self.frame.into(index),
+                                       quiet=True, batch=batch)
         return drain(gen)
 
     def step_region(self, index: int, args: list[Any],
@@ -181,36 +195,43 @@ class Interpreter:
             self._depth -= 1
 
     def _exec_region(self, region: Region, args: list[Any], env: dict[Any, Any], frame: Frame,
-                     quiet: bool = False) -> Generator[OpRun, None, list[Any]]:
+                     quiet: bool = False,
+                     batch: tuple[int, ...] = ()) -> Generator[OpRun, None, list[Any]]:
         if len(region.blocks) != 1:
             raise UnsupportedError(f"regions with {len(region.blocks)} blocks are not supported")
-        return (yield from self._exec_block(region.blocks[0], args, env, frame, quiet))
+        return (yield from self._exec_block(region.blocks[0], args, env, frame, quiet, batch))
 
     def _exec_block(self, block: Block, args: list[Any], env: dict[Any, Any], frame: Frame,
-                    quiet: bool) -> Generator[OpRun, None, list[Any]]:
+                    quiet: bool, batch: tuple[int, ...] = ()) -> Generator[OpRun, None, list[Any]]:
         if len(args) != len(block.args):
             raise ExecutionError(f"region expects {len(block.args)} arguments, got {len(args)}")
         for v, a in zip(block.args, args):
             env[v] = a
         for i, op in enumerate(block.ops):
             if op.name in RETURN_OPS:
-                return [self._read(env, v, op) for v in op.operands]
+                return [_batched(self._read(env, v, op), v.type, batch) for v in op.operands]
             inputs = [self._read(env, v, op) for v in op.operands]
-            event = yield from self._exec_op(op, inputs, env, frame.child(i, frame.region))
+            if batch:
+                inputs = [_batched(x, v.type, batch) for x, v in zip(inputs, op.operands)]
+            event = yield from self._exec_op(op, inputs, env, frame.child(i, frame.region), batch)
             for v, out in zip(op.results, event.outputs):
                 env[v] = out
             if not quiet:
                 yield event
         return []
 
-    def _exec_op(self, op: Op, inputs: list[Any], env: dict[Any, Any],
-                 frame: Frame) -> Generator[OpRun, None, OpRun]:
+    def _exec_op(self, op: Op, inputs: list[Any], env: dict[Any, Any], frame: Frame,
+                 batch: tuple[int, ...] = ()) -> Generator[OpRun, None, OpRun]:
         opdef = lookup(op.name)
         if opdef is None:
             raise NotImplementedOpError(op.name, op.loc)
+        if batch and not opdef.elementwise:
+            raise UnsupportedError(f"{op.name} inside a per-element region (reduce body, comparator, "
+                                   "scatter update) is not supported yet: only element-wise ops are",
+                                   op.loc)
         self._count_step(op)
         self._check_budget(op)
-        call = InterpCall(op, self, env, frame)
+        call = InterpCall(op, self, env, frame, batch)
         try:
             if opdef.verify is not None:
                 opdef.verify(call)
@@ -226,7 +247,9 @@ class Interpreter:
         except Exception as e:  # an op bug must still reach the user as a clear error
             raise ExecutionError(f"{op.name} failed: {type(e).__name__}: {e}", op.loc) from e
         outputs = normalize_outputs(out, len(op.results))
-        check_outputs(op, outputs)
+        if batch:
+            outputs = [_batched(x, v.type, batch) for x, v in zip(outputs, op.results)]
+        check_outputs(op, outputs, batch)
         self._next_id += 1
         return OpRun(self._next_id, op, inputs, outputs, frame, call)
 
@@ -251,10 +274,19 @@ class Interpreter:
                     f"{self.element_budget}", op.loc)
 
 
-def type_matches(value: Any, t: Type) -> bool:
+def _batched(value: Any, t: Type, batch: tuple[int, ...]) -> Any:
+    """``value`` with the batch dims in front (constants and captured values lack them)."""
+    if not batch or not isinstance(t, TensorType) or not isinstance(value, np.ndarray):
+        return value
+    if value.shape == batch + value.shape[len(batch):] and value.ndim == len(batch) + t.rank:
+        return value
+    return np.broadcast_to(value, batch + tuple(value.shape))
+
+
+def type_matches(value: Any, t: Type, batch: tuple[int, ...] = ()) -> bool:
     if isinstance(t, TensorType):
         return (isinstance(value, np.ndarray) and t.is_static
-                and value.shape == t.static_shape() and value.dtype == t.dtype)
+                and value.shape == batch + t.static_shape() and value.dtype == t.dtype)
     if isinstance(t, TupleType):
         return (isinstance(value, tuple) and len(value) == len(t.types)
                 and all(type_matches(v, s) for v, s in zip(value, t.types)))
@@ -271,7 +303,7 @@ def describe_value(value: Any) -> str:
     return type(value).__name__
 
 
-def check_outputs(op: Op, outputs: list[Any]) -> None:
+def check_outputs(op: Op, outputs: list[Any], batch: tuple[int, ...] = ()) -> None:
     """Every op result must match its declared type exactly (catches op bugs early)."""
     if len(outputs) != len(op.results):
         raise ExecutionError(f"{op.name} produced {len(outputs)} results, expected {len(op.results)}",
@@ -280,7 +312,7 @@ def check_outputs(op: Op, outputs: list[Any]) -> None:
         if isinstance(v.type, TensorType) and not v.type.is_static:
             raise UnsupportedError(f"{op.name} result {v.name} has dynamic type {v.type}; "
                                    "execution needs static shapes", op.loc)
-        if not type_matches(out, v.type):
+        if not type_matches(out, v.type, batch):
             raise ExecutionError(f"internal error: {op.name} produced {describe_value(out)} for "
                                  f"{v.name} : {v.type}", op.loc)
 

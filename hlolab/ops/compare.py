@@ -147,7 +147,7 @@ def compare_arrays(lhs: np.ndarray, rhs: np.ndarray, et: ElementType, direction:
 
 @op("stablehlo.compare", aliases=("Compare", "Eq", "Ne", "Ge", "Gt", "Le", "Lt"),
     verify=_verify_compare, provenance=elementwise_provenance,
-    explain=elementwise_explain)
+    explain=elementwise_explain, elementwise=True)
 def compare(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """``lhs <comparison_direction> rhs`` per element, under ``compare_type``."""
     reject_quantized(ctx)
@@ -204,7 +204,7 @@ def select_provenance(ctx: Any, inputs: list[Any], outputs: list[Any]) -> Proven
 
 
 @op("stablehlo.select", aliases=("Select",), verify=_verify_select, provenance=select_provenance,
-    explain=elementwise_explain)
+    explain=elementwise_explain, elementwise=True)
 def select(ctx: OpCall, pred: np.ndarray, on_true: np.ndarray, on_false: np.ndarray) -> np.ndarray:
     """``on_true`` where ``pred`` is true, else ``on_false`` (a rank-0 pred picks a whole tensor)."""
     reject_quantized(ctx)
@@ -273,7 +273,7 @@ def _extremum(a: np.ndarray, b: np.ndarray, et: ElementType, larger: bool) -> np
 
 
 @op("stablehlo.clamp", aliases=("Clamp",), verify=_verify_clamp, provenance=elementwise_provenance,
-    explain=elementwise_explain)
+    explain=elementwise_explain, elementwise=True)
 def clamp(ctx: OpCall, min: np.ndarray, operand: np.ndarray, max: np.ndarray) -> np.ndarray:
     """``minimum(maximum(operand, min_element), max_element)``; rank-0 min/max apply everywhere."""
     reject_quantized(ctx)

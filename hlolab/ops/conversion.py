@@ -114,7 +114,7 @@ def check_value(ctx: OpCall, value: Any, t: Type, what: str) -> np.ndarray:
         raise ExecutionError(f"{ctx.name}: {what} must be a tensor value, got {type(value).__name__}",
                              ctx.loc)
     assert isinstance(t, TensorType)
-    if not shapes_compatible(tuple(t.shape), value.shape) or value.dtype != t.dtype:
+    if not shapes_compatible(ctx.batch_shape + tuple(t.shape), value.shape) or value.dtype != t.dtype:
         raise ExecutionError(f"{ctx.name}: {what} value of shape {value.shape} and dtype {value.dtype} "
                              f"does not match its type {t}", ctx.loc)
     return value
@@ -234,7 +234,7 @@ def _verify_convert(ctx: OpCall) -> None:
 
 
 @op("stablehlo.convert", aliases=("ConvertElementType",), verify=_verify_convert,
-    provenance=unary_copy_provenance, explain=elementwise_explain)
+    provenance=unary_copy_provenance, explain=elementwise_explain, elementwise=True)
 def convert(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """Element-wise conversion to the result's element type (see the module notes)."""
     reject_quantized(ctx)
@@ -382,7 +382,7 @@ def _verify_complex(ctx: OpCall) -> None:
 
 
 @op("stablehlo.complex", aliases=("Complex",), verify=_verify_complex,
-    provenance=elementwise_provenance, explain=elementwise_explain)
+    provenance=elementwise_provenance, explain=elementwise_explain, elementwise=True)
 def complex_(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """``(lhs, rhs)`` as ``(real, imaginary)`` pairs; the parts keep their exact bits."""
     check_value(ctx, lhs, ctx.operand_types[0], "lhs")
@@ -412,7 +412,7 @@ def _verify_part(ctx: OpCall) -> None:
 
 
 @op("stablehlo.real", aliases=("Real",), verify=_verify_part, provenance=unary_copy_provenance,
-    explain=elementwise_explain)
+    explain=elementwise_explain, elementwise=True)
 def real(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """The real part of complex elements; a float operand is returned unchanged."""
     check_value(ctx, operand, ctx.operand_types[0], "operand")
@@ -420,7 +420,7 @@ def real(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
 
 
 @op("stablehlo.imag", aliases=("Imag",), verify=_verify_part, provenance=unary_copy_provenance,
-    explain=elementwise_explain)
+    explain=elementwise_explain, elementwise=True)
 def imag(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """The imaginary part of complex elements; zeros for a float operand."""
     check_value(ctx, operand, ctx.operand_types[0], "operand")

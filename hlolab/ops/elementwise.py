@@ -249,7 +249,7 @@ def elementwise_op(name: str, alias: str, verify: Callable[[OpCall], None],
 
         evaluate.__doc__ = fn.__doc__
         evaluate.__name__ = fn.__name__
-        op(name, aliases=(alias,), verify=verify, provenance=elementwise_provenance,
+        op(name, aliases=(alias,), verify=verify, provenance=elementwise_provenance, elementwise=True,
            explain=elementwise_explain)(evaluate)
         return evaluate
 

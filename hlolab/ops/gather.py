@@ -387,7 +387,8 @@ def _run(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray,
                              f"{list(slice_sizes)})", ctx.loc)
     g = gather_indices(_grid(shape), start_indices_as_int64(start_indices), operand.shape,
                        gather_dims(ctx), slice_sizes)
-    return np.ascontiguousarray(np.broadcast_to(operand[tuple(g.operand_index)], shape))
+    # np.array, not np.ascontiguousarray: the latter turns a rank-0 result into rank 1
+    return np.array(np.broadcast_to(operand[tuple(g.operand_index)], shape), order="C")
 
 
 def _sizes(ctx: OpCall, inputs: list[Any]) -> tuple[int, ...]:
@@ -397,6 +398,15 @@ def _sizes(ctx: OpCall, inputs: list[Any]) -> tuple[int, ...]:
 
 
 # --- provenance ------------------------------------------------------------------------
+
+def _link(operand: int, role: str, operand_shape: Sequence[int], index: Sequence[np.ndarray],
+          result_shape: tuple[int, ...]) -> Link:
+    """index_link, keeping rank-0 results rank 0 (index_link's ascontiguousarray makes them (1,))."""
+    link = index_link(operand, role, tuple(operand_shape), index, result_shape=result_shape)
+    if link.flat_index.shape == result_shape:
+        return link
+    return Link(operand, role, link.flat_index.reshape(result_shape), link.frame)
+
 
 def gather_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> IndexMapProvenance:
     """Each result element: one ``copy`` of an operand element, plus the start_indices
@@ -410,8 +420,8 @@ def gather_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Ind
     if outputs[0].size:
         g = gather_indices(_grid(shape), start_indices_as_int64(start_indices), operand.shape, dims,
                            sizes)
-        links.append(index_link(0, "copy", operand.shape, g.operand_index, result_shape=shape))
-        links += [index_link(1, "index_read", start_indices.shape, pos, result_shape=shape)
+        links.append(_link(0, "copy", operand.shape, g.operand_index, shape))
+        links += [_link(1, "index_read", start_indices.shape, pos, shape)
                   for pos in g.start_positions]
         if ctx.name == "stablehlo.dynamic_gather":
             links += [Link(2, "index_read", np.full(shape, d, dtype=np.int64))

@@ -66,6 +66,9 @@ class OpDef:
     explain: Callable[..., Any] | None = None
     steps: bool = False  # evaluate is a generator (control flow)
     doc: str = ""
+    # works element by element on any shape: may run inside a batched region
+    # application (reduce bodies, comparators), where values carry batch dims
+    elementwise: bool = False
 
 
 REGISTRY: dict[str, OpDef] = {}
@@ -76,7 +79,8 @@ def op(name: str | tuple[str, ...], *, aliases: tuple[str, ...] = (),
        verify: Callable[[OpCall], None] | None = None,
        provenance: Callable[..., Any] | None = None,
        explain: Callable[..., Any] | None = None,
-       steps: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+       steps: bool = False,
+       elementwise: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn`` as the evaluator of op ``name`` (or several names)."""
     names = (name,) if isinstance(name, str) else name
 
@@ -85,7 +89,7 @@ def op(name: str | tuple[str, ...], *, aliases: tuple[str, ...] = (),
             if n in REGISTRY:
                 raise RuntimeError(f"op {n} registered twice")
             REGISTRY[n] = OpDef(n, fn, aliases, verify, provenance, explain, steps,
-                                (fn.__doc__ or "").strip())
+                                (fn.__doc__ or "").strip(), elementwise)
             for a in aliases:
                 _ALIASES[a] = n
         return fn
@@ -128,6 +132,9 @@ class OpCall:
     The interpreter subclasses it to add ``run_region`` (batched region
     application) and ``step_region`` (generator, for control flow).
     """
+
+    # leading dims of every value when a region runs batched (see run_region)
+    batch_shape: tuple[int, ...] = ()
 
     def __init__(self, op: Op, state: dict[str, Any] | None = None):
         self.op = op

@@ -194,7 +194,7 @@ def _explain_constant(ctx: OpCall, inputs: list[Any], outputs: list[Any], result
 
 
 @op("stablehlo.constant", aliases=("Constant", "ConstantLiteral"), verify=_verify_constant,
-    provenance=_no_links, explain=_explain_constant)
+    provenance=_no_links, explain=_explain_constant, elementwise=True)
 
 
 def constant(ctx: OpCall) -> np.ndarray:

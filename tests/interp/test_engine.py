@@ -129,3 +129,41 @@ def test_argument_type_mismatch():
     }"""
     with pytest.raises(ExecutionError, match=r"argument #0 of @main must be tensor<4xf32>"):
         Interpreter(parse_module(text)).run(None, [np.zeros(3, np.float32)])
+
+
+def test_batched_region_rejects_non_elementwise_ops():
+    text = """
+    func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %r = "stablehlo.sort"(%x) <{dimension = 0 : i64, is_stable = true}> ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %ra = stablehlo.reshape %a : (tensor<f32>) -> tensor<1xf32>
+        %rb = stablehlo.reshape %b : (tensor<f32>) -> tensor<1xf32>
+        %c = stablehlo.compare LT, %ra, %rb : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xi1>
+        %s = stablehlo.reshape %c : (tensor<1xi1>) -> tensor<i1>
+        stablehlo.return %s : tensor<i1>
+      }) : (tensor<4xf32>) -> tensor<4xf32>
+      func.return %r : tensor<4xf32>
+    }"""
+    from hlolab.errors import UnsupportedError
+
+    with pytest.raises(UnsupportedError, match="stablehlo.reshape inside a per-element region"):
+        Interpreter(parse_module(text)).run(None, [np.array([3, 1, 2, 0], np.float32)])
+
+
+def test_batched_region_broadcasts_constants_and_captured_values():
+    text = """
+    func.func @main(%x: tensor<5xf32>, %t: tensor<f32>) -> tensor<5xf32> {
+      %r = "stablehlo.sort"(%x) <{dimension = 0 : i64, is_stable = true}> ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %da = stablehlo.subtract %a, %t : tensor<f32>
+        %db = stablehlo.subtract %b, %t : tensor<f32>
+        %aa = stablehlo.abs %da : tensor<f32>
+        %ab = stablehlo.abs %db : tensor<f32>
+        %c = stablehlo.compare LT, %aa, %ab : (tensor<f32>, tensor<f32>) -> tensor<i1>
+        stablehlo.return %c : tensor<i1>
+      }) : (tensor<5xf32>) -> tensor<5xf32>
+      func.return %r : tensor<5xf32>
+    }"""
+    x = np.array([0.0, 5.0, 2.5, 1.0, 4.0], np.float32)
+    (r,) = Interpreter(parse_module(text)).run(None, [x, np.array(2.0, np.float32)])
+    assert r.tolist() == [2.5, 1.0, 0.0, 4.0, 5.0]  # by distance to 2.0; ties keep input order

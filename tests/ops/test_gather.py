@@ -434,7 +434,7 @@ def test_constraint_errors():
     g_fails("C4", offset_dims=(2, 1))
     g_fails("C4", offset_dims=(1, 1))
     g_fails("C5", offset_dims=(1, 3))
-    g_fails("C6", collapsed_slice_dims=(0,), operand_batching_dims=(0,), offset_dims=(1, 2))
+    g_fails("C6", collapsed_slice_dims=(0,), operand_batching_dims=(0,), offset_dims=(1,))
     e = g_fails("C7", collapsed_slice_dims=(1, 0), offset_dims=(1,), slice_sizes=(1, 1, 2),
                 result_shape=(5, 2))
     assert "[1, 0]" in e.message
@@ -466,7 +466,7 @@ def test_constraint_errors():
     g_fails("C21", slice_sizes=(1, 2, 5), result_shape=(5, 2, 5))
     g_fails("C21", slice_sizes=(1, -1, 2), result_shape=(5, -1, 2))
     g_fails("C22", result_shape=(5, 2, 3))
-    g_fails("C22", result_shape=(5, 2))
+    g_fails("C22", result_shape=(5, 2, 2, 1))
     g_fails("C23", result_dtype=np.int64)
     del idx3
 

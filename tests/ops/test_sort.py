@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hlolab.errors import HloLabError, NotImplementedOpError, VerificationError
+from hlolab.errors import NotImplementedOpError, VerificationError
 from hlolab.interp.engine import Interpreter
 from hlolab.interp.single import evaluate_op
 from hlolab.ir.parser import parse_module
@@ -200,10 +200,6 @@ ABS_BODY = """
     stablehlo.return %p : tensor<i1>"""
 
 
-@pytest.mark.xfail(reason="BLOCKER (engine, not sort): InterpCall.run_region rejects batched "
-                          "values (check_outputs and each op's type check want rank-0 region "
-                          "values), so general comparators cannot run yet", strict=False,
-                   raises=HloLabError)
 def test_general_comparator_through_the_interpreter():
     text = program(["f32", "i32"], "2x5", ABS_BODY, dim=1)
     x = np.array([[3, -1, 2, -3, 1], [0, -5, 4, -4, 5]], np.float32)

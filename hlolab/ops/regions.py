@@ -1,0 +1,202 @@
+"""Recognizing region bodies that numpy can run directly.
+
+Ops that apply a region to many elements (scatter, later reduce and
+reduce_window) first ask ``recognize_binary``: a body that is one lone
+``add``/``multiply``/``maximum``/``minimum``/``and``/``or``/``xor`` of its
+``(lhs_i, rhs_i)`` pair per output, or that returns ``rhs_i`` (replace) or
+``lhs_i`` (keep), is applied with numpy ufuncs (``combine_at``) instead of
+the interpreter. Any other body runs through the interpreter, batched.
+
+The numpy paths give exactly the element-wise ops' values (hlolab.ops.elementwise):
+
+* integers wrap at their bit width: computed in int64/uint64 and wrapped back,
+  which is exact for +, *, and, or, xor (arithmetic mod 2^64 keeps the low bits);
+* i1: add is OR, multiply is AND, maximum is OR, minimum is AND;
+* floats: ``ufunc.at`` applies the updates one by one in the order given
+  (numpy's unbuffered ``at``), each rounded to the element type as one
+  element-wise add/multiply would (bf16/f16/f8: computed in f32, rounded once);
+* float maximum/minimum: NaN propagates (the first NaN of the chain stays, as
+  the element-wise op keeps a NaN ``lhs``) and -0.0 < +0.0, which
+  ``np.maximum.at`` alone gets wrong (it keeps whichever zero came first).
+
+Complex maximum/minimum have no numpy path here (``combine_at`` returns False
+and the caller runs the region).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hlolab.ir.module import Region, Value
+from hlolab.ops.elementwise import _wide, _wrap
+from hlolab.types import ElementType, TensorType
+
+BINARY_OPS: dict[str, str] = {
+    "stablehlo.add": "add",
+    "stablehlo.multiply": "multiply",
+    "stablehlo.maximum": "maximum",
+    "stablehlo.minimum": "minimum",
+    "stablehlo.and": "and",
+    "stablehlo.or": "or",
+    "stablehlo.xor": "xor",
+}
+
+_RETURNS = ("stablehlo.return", "func.return", "return")
+
+
+def recognize_binary_each(region: Region) -> list[str] | None:
+    """Per output ``i``, the name of the body's combination of ``(lhs_i, rhs_i)``
+    ("add", ..., "replace", "keep"), or None when the body is anything else.
+
+    The block must have 2N rank-0 tensor arguments ``lhs_0..lhs_{N-1},
+    rhs_0..rhs_{N-1}`` and return N values; every op in it must feed the return.
+    """
+    if len(region.blocks) != 1:
+        return None
+    block = region.entry
+    args = block.args
+    if not args or len(args) % 2 or not block.ops:
+        return None
+    if not all(isinstance(a.type, TensorType) and a.type.rank == 0 for a in args):
+        return None
+    n = len(args) // 2
+    ret = block.ops[-1]
+    if ret.name not in _RETURNS or len(ret.operands) != n:
+        return None
+    produced: dict[Value, tuple[str, int]] = {}  # op result -> (name, pair it combines)
+    for o in block.ops[:-1]:
+        name = BINARY_OPS.get(o.name)
+        if name is None or len(o.operands) != 2 or len(o.results) != 1 or o.regions:
+            return None
+        pair = _pair_of(args, n, o.operands[0], o.operands[1])
+        if pair is None or o.results[0].type != args[pair].type:
+            return None
+        produced[o.results[0]] = (name, pair)
+    names: list[str] = []
+    used: set[Value] = set()
+    for i, v in enumerate(ret.operands):
+        if v is args[i]:
+            names.append("keep")
+        elif v is args[n + i]:
+            names.append("replace")
+        elif v in produced and produced[v][1] == i:
+            names.append(produced[v][0])
+            used.add(v)
+        else:
+            return None
+    if len(used) != len(produced):  # an op whose value is never returned
+        return None
+    return names
+
+
+def recognize_binary(region: Region) -> str | None:
+    """The one combination every output of the body uses ("add", "maximum",
+    "replace", ...), or None (not recognized, or outputs combined differently)."""
+    names = recognize_binary_each(region)
+    if not names or any(n != names[0] for n in names):
+        return None
+    return names[0]
+
+
+def _pair_of(args: list[Value], n: int, a: Value, b: Value) -> int | None:
+    """i when {a, b} is {lhs_i, rhs_i} (either order), else None."""
+    for i in range(n):
+        if (a is args[i] and b is args[n + i]) or (a is args[n + i] and b is args[i]):
+            return i
+    return None
+
+
+# --- applying a recognized combination ---------------------------------------------------
+
+_BOOL_UFUNCS = {"add": np.logical_or, "or": np.logical_or, "maximum": np.logical_or,
+                "multiply": np.logical_and, "and": np.logical_and, "minimum": np.logical_and,
+                "xor": np.logical_xor}
+_INT_UFUNCS = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
+               "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+
+
+def can_combine_at(name: str, et: Any) -> bool:
+    """Whether ``combine_at`` has an exact numpy path for ``name`` on element type ``et``."""
+    if name in ("keep", "replace"):
+        return True
+    if not isinstance(et, ElementType):
+        return False
+    if et.is_bool or et.is_int:
+        return True
+    if et.is_float:
+        return name in ("add", "multiply", "maximum", "minimum")
+    if et.is_complex:
+        return name in ("add", "multiply")
+    return False
+
+
+def combine_at(name: str, acc: np.ndarray, targets: np.ndarray, values: np.ndarray,
+               et: ElementType) -> bool:
+    """``acc[targets[j]] = name(acc[targets[j]], values[j])`` for j = 0, 1, ... in order,
+    in place (``acc`` flat). Returns False (acc untouched) when there is no exact
+    numpy path; the caller then runs the region."""
+    if not can_combine_at(name, et):
+        return False
+    t = np.asarray(targets, dtype=np.int64).reshape(-1)
+    v = np.asarray(values).reshape(-1)
+    if name == "keep" or t.size == 0:
+        return True
+    if name == "replace":  # the last write in order wins
+        uniq, first_from_end = np.unique(t[::-1], return_index=True)
+        acc[uniq] = v[::-1][first_from_end]
+        return True
+    if et.is_bool:
+        _BOOL_UFUNCS[name].at(acc, t, v)
+        return True
+    if et.is_int:
+        wide = _wide(acc, et)
+        _INT_UFUNCS[name].at(wide, t, _wide(v, et))
+        acc[...] = _wrap(wide, et)
+        return True
+    if name in ("add", "multiply"):
+        (np.add if name == "add" else np.multiply).at(acc, t, v.astype(acc.dtype))
+        return True
+    _float_extremum_at(acc, t, v, name == "maximum")
+    return True
+
+
+def _float_extremum_at(acc: np.ndarray, t: np.ndarray, v: np.ndarray, is_max: bool) -> None:
+    """Sequential element-wise maximum/minimum of each target's chain, vectorized.
+
+    For a chain [acc, v_1, v_2, ...] the running max(lhs, rhs) keeps a NaN lhs and
+    takes a NaN rhs, so the result is the first NaN of the chain; without NaN it is
+    the largest value, +0.0 beating -0.0 (for minimum: the smallest, -0.0 beating +0.0).
+    Values are compared in f64, where every float type is exact.
+    """
+    a64 = acc.astype(np.float64)
+    v64 = v.astype(np.float64)
+    vnan = np.isnan(v64)
+    # the first NaN update per target (by position), for targets whose acc is not NaN
+    big = np.iinfo(np.int64).max
+    first_nan = np.full(acc.shape, big, dtype=np.int64)
+    pos = np.arange(v.size, dtype=np.int64)
+    np.minimum.at(first_nan, t[vnan], pos[vnan])
+    # extremum of the non-NaN values
+    fill = -np.inf if is_max else np.inf
+    ext = np.where(np.isnan(a64), fill, a64)
+    (np.maximum if is_max else np.minimum).at(ext, t, np.where(vnan, fill, v64))
+    # signed zeros: max prefers +0.0 when the chain has one; min prefers -0.0
+    want_sign = not is_max  # the zero sign that wins
+    has_winner_zero = (a64 == 0) & (np.signbit(a64) == want_sign)
+    np.logical_or.at(has_winner_zero, t, (v64 == 0) & (np.signbit(v64) == want_sign))
+    touched = np.zeros(acc.shape, dtype=bool)
+    touched[t] = True
+    out = acc.copy()
+    # non-NaN chains: the extremum (bit-exact: it is one of the chain's values)
+    plain = touched & ~np.isnan(a64) & (first_nan == big)
+    zero = plain & (ext == 0)
+    nonzero = plain & (ext != 0)
+    out[nonzero] = ext[nonzero].astype(acc.dtype)
+    zero_value = np.where(has_winner_zero[zero], -0.0 if want_sign else 0.0, 0.0 if want_sign else -0.0)
+    out[zero] = zero_value.astype(acc.dtype)
+    # chains whose first NaN is an update
+    nan_upd = touched & ~np.isnan(a64) & (first_nan != big)
+    out[nan_upd] = v[first_nan[nan_upd]]
+    acc[...] = out  # a NaN acc stays as it is
