@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bench.cases import CASES
+from hlolab.errors import HloLabError
 
 
 @dataclass
@@ -50,7 +51,11 @@ def main(argv: list[str] | None = None) -> int:
         case = make()
         if ns.filter not in case.name:
             continue
-        ours, ref = np.asarray(case.hlolab()), np.asarray(case.numpy())
+        try:
+            ours, ref = np.asarray(case.hlolab()), np.asarray(case.numpy())
+        except HloLabError as e:
+            print(f"{case.name:32s} ERROR: {e.short()}")
+            continue
         if ours.tobytes() != ref.tobytes():
             print(f"{case.name:32s} MISMATCH between hlolab and numpy: not timed")
             continue
