@@ -190,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("explain", help="explain one element of a value: its op's formula and sources")
     ex.add_argument("file", nargs="?", metavar="FILE.mlir")
     ex.add_argument("--example", metavar="NAME", help="use a built-in example")
-    ex.add_argument("--value", required=True, metavar="[@func:]%name[#k]", help="the value, e.g. %3")
+    ex.add_argument("--value", required=True, metavar="[@func:]%name[#k]", help="the value, e.g. %%3")
     ex.add_argument("--index", default="", metavar="i,j,...", help="the element (empty for a scalar)")
     ex.add_argument("--iteration", type=int, help="loop iteration, for values inside a while body")
     ex.add_argument("--entry", metavar="NAME")

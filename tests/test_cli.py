@@ -112,3 +112,13 @@ def test_help_does_not_import_front_ends():
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_every_subcommand_help_prints(capsys):
+    import pytest
+
+    for cmd in ("run", "print", "explain", "ops", "examples"):
+        with pytest.raises(SystemExit) as e:
+            main([cmd, "--help"])
+        assert e.value.code == 0
+        assert "usage: hlolab" in capsys.readouterr().out

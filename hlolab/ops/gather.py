@@ -475,8 +475,7 @@ def gather_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
         hi = int(operand.shape[d_operand]) - int(sizes[d_operand])
         moved = " (clamped)" if raw[d_start] != full_start[d_operand] else ""
         fs_roles[d_operand] = f"start_index[{d_start}] clamped to [0, {hi}]{moved}"
-    for d in range(len(full_start)):
-        fs_roles.setdefault(d, "not in start_index_map: 0")
+    fs_roles = {d: fs_roles.get(d, "not in start_index_map: 0") for d in range(len(full_start))}
     clamped = tuple(before) != full_start
     steps.append(Step("full_start_index", "clamp(start_index[d_start], 0, dim(operand, d_operand) - "
                       "slice_sizes[d_operand]) at d_operand = start_index_map[d_start], else 0; "

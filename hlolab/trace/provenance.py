@@ -346,7 +346,7 @@ def index_link(operand: int | None, role: str, operand_shape: Shape,
         flat = (np.ravel_multi_index(tuple(full), oshape).astype(np.int64) if full
                 else np.zeros(rshape, dtype=np.int64))
         flat = np.where(ok, flat, -1).astype(np.int64)
-    return Link(operand, role, np.ascontiguousarray(flat), frame)
+    return Link(operand, role, np.array(flat, dtype=np.int64, order="C"), frame)
 
 
 def broadcast_link(operand: int, operand_shape: Shape, result_shape: Shape, role: str) -> Link:

@@ -1,0 +1,782 @@
+"""Scattering: ``stablehlo.scatter`` (XLA ``Scatter``).
+
+For every ``update_index`` of ``updates[0]`` the spec builds ``result_index``
+from named pieces (``update_scatter_index``, ``start_index``,
+``full_start_index``, ``full_batching_index``, ``update_window_index``,
+``full_window_index``). One function, ``scatter_index_pieces``, computes all of
+them from update index arrays: on the whole ``np.indices`` grid it gives the
+flat target of every update element (evaluate and provenance), on one index it
+gives the explain steps.
+
+Choices the spec leaves to the implementation (listed here, as DESIGN.md asks):
+
+* ``schedule``: row-major order of ``index_space(updates[0])`` (update scatter
+  dims and window dims in their plain axis order). Colliding updates combine in
+  that order; provenance and explain record it. XLA:CPU applies them in the
+  same order.
+* Out of bounds: the spec tests ``result_index`` per update *element*: an
+  element whose ``result_index`` is outside ``shape(results...)`` is dropped,
+  the in-bounds elements of the same window still apply. (XLA documents
+  dropping whole windows; the spec, which hlolab follows, drops elements.)
+* ``indices_are_sorted`` / ``unique_indices`` are accepted and not relied on.
+* ``update_computation`` element types ``Ei`` may be wider than the inputs
+  (``is_promotable``): inputs and updates are converted to ``Ei`` first.
+
+Recognized region bodies (hlolab.ops.regions) run as numpy ``ufunc.at``;
+any other body runs through the interpreter in *waves*: wave k applies, as one
+batched region call, the k-th update (in schedule order) of every result
+element, so no two updates of one wave touch the same element.
+Quantized tensors: NotImplementedOpError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hlolab.errors import ExecutionError, NotImplementedOpError
+from hlolab.ops.regions import combine_at, recognize_binary_each
+from hlolab.ops.registry import OpCall, op
+from hlolab.ops.shape import same_element
+from hlolab.trace.explain import Explanation, Step
+from hlolab.trace.provenance import Provenance, Source, Target, check_index, value_shape
+from hlolab.types import ElementType, QuantizedElementType, TensorType
+
+Index = tuple[np.ndarray, ...]  # per-dimension index arrays (broadcastable), or 0-d arrays
+
+_INDEX_CAP = 2**62  # start indices beyond this are out of bounds anyway; keeps sums in int64
+EXPLAIN_MAX_UPDATES = 32  # explain lists at most this many updates with running values
+
+
+@dataclass(frozen=True)
+class ScatterDims:
+    """The fields of ``#stablehlo.scatter<...>`` (the spec's names)."""
+
+    update_window_dims: tuple[int, ...]
+    inserted_window_dims: tuple[int, ...]
+    input_batching_dims: tuple[int, ...]
+    scatter_indices_batching_dims: tuple[int, ...]
+    scatter_dims_to_operand_dims: tuple[int, ...]
+    index_vector_dim: int
+
+
+def scatter_dims(ctx: OpCall) -> ScatterDims:
+    s = ctx.struct("scatter_dimension_numbers")
+
+    def ints(name: str) -> tuple[int, ...]:
+        return tuple(int(v) for v in (s.get(name) or ()))
+
+    return ScatterDims(ints("update_window_dims"), ints("inserted_window_dims"),
+                       ints("input_batching_dims"), ints("scatter_indices_batching_dims"),
+                       ints("scatter_dims_to_operand_dims"), int(s.get("index_vector_dim") or 0))
+
+
+def update_scatter_dims_of(updates_rank: int, update_window_dims: Sequence[int]) -> list[int]:
+    """update_scatter_dims = [d for d in axes(updates[0]) and d not in update_window_dims]."""
+    return [d for d in range(updates_rank) if d not in update_window_dims]
+
+
+def _n(ctx: OpCall) -> int:
+    return (len(ctx.operand_types) - 1) // 2
+
+
+# --- verification ----------------------------------------------------------------------
+
+def _is_sorted(xs: Sequence[int]) -> bool:
+    return all(a <= b for a, b in zip(xs, xs[1:], strict=False))
+
+
+def _is_unique(xs: Sequence[int]) -> bool:
+    return len(set(xs)) == len(xs)
+
+
+def _fits(a: int | None, b: int | None) -> bool:
+    return a is None or b is None or a == b
+
+
+def is_promotable(x: Any, y: Any) -> bool:
+    """The spec's is_promotable(x, y) on element types."""
+    if isinstance(x, QuantizedElementType) or isinstance(y, QuantizedElementType):
+        return (isinstance(x, QuantizedElementType) and isinstance(y, QuantizedElementType)
+                and same_element(x.expressed, y.expressed) and x.storage.bits <= y.storage.bits)
+    if not (isinstance(x, ElementType) and isinstance(y, ElementType)):
+        return False
+    if x.is_bool or y.is_bool:
+        return x.is_bool and y.is_bool
+    if x.is_int and y.is_int or x.is_float and y.is_float:
+        return x.bits <= y.bits
+    if x.is_complex and y.is_complex:
+        return x.component().bits <= y.component().bits
+    return False
+
+
+def _tensor(ctx: OpCall, t: Any, label: str, what: str) -> TensorType:
+    if not isinstance(t, TensorType):
+        raise ctx.error(label, f"{what} must be a tensor, got {t}")
+    if isinstance(t.element, QuantizedElementType) and t.element.is_per_axis:
+        raise ctx.error(label, f"{what} must be a tensor or per-tensor quantized tensor, got {t}")
+    return t
+
+
+def _region_types(ctx: OpCall, inputs: list[TensorType], results: list[TensorType]) -> list[Any]:
+    """(C23): the update_computation's type; returns the Ei."""
+    n = len(inputs)
+    if len(ctx.op.regions) != 1 or not ctx.op.regions[0].blocks:
+        raise ctx.error("C23", "scatter needs one update_computation region")
+    block = ctx.op.regions[0].entry
+    got = [a.type for a in block.args]
+    ret = block.ops[-1] if block.ops else None
+    rtypes = list(ret.operand_types) if ret is not None and ret.name.endswith("return") else None
+    have = f"({', '.join(str(g) for g in got)}) -> " + (
+        f"({', '.join(str(r) for r in rtypes)})" if rtypes is not None else "no return")
+    scalar = all(isinstance(g, TensorType) and g.rank == 0 for g in got)
+    if len(got) != 2 * n or not scalar:
+        raise ctx.error("C23", f"update_computation must take 2 * {n} rank-0 tensors "
+                        f"(tensor<E0>, ..., tensor<E{n - 1}>, tensor<E0>, ...), got {have}")
+    es = [got[i].element for i in range(n)]
+    for i in range(n):
+        if not same_element(got[n + i].element, es[i]):
+            raise ctx.error("C23", f"update_computation arguments {i} and {n + i} must have one "
+                            f"type tensor<E{i}>, got {got[i]} and {got[n + i]}: {have}")
+        if not is_promotable(inputs[i].element, es[i]):
+            raise ctx.error("C23", f"is_promotable(element_type(inputs[{i}]) = {inputs[i].element}, "
+                            f"E{i} = {es[i]}) does not hold: {have}")
+    ok = rtypes is not None and len(rtypes) == n and all(
+        isinstance(r, TensorType) and r.rank == 0 and same_element(r.element, e)
+        for r, e in zip(rtypes, es, strict=True))
+    if not ok:
+        want = ", ".join(f"tensor<{e}>" for e in es)
+        raise ctx.error("C23", f"update_computation must return ({want}), got {have}")
+    return es
+
+
+def _verify_scatter(ctx: OpCall) -> None:
+    types = ctx.operand_types
+    if len(types) < 3 or len(types) % 2 == 0:
+        raise ctx.error("C5", f"0 < size(inputs) = size(updates) does not hold: the op has "
+                        f"{len(types)} operands (inputs..., scatter_indices, updates...)")
+    n = _n(ctx)
+    inputs = [_tensor(ctx, t, "I1", f"inputs[{i}]") for i, t in enumerate(types[:n])]
+    si = _tensor(ctx, types[n], "I2", "scatter_indices")
+    if not (isinstance(si.element, ElementType) and si.element.is_int):
+        raise ctx.error("I2", f"scatter_indices must be a tensor of integer type, got {si}")
+    updates = [_tensor(ctx, t, "I3", f"updates[{i}]") for i, t in enumerate(types[n + 1:])]
+    d = scatter_dims(ctx)
+    r_in, r_si, r_up = inputs[0].rank, si.rank, updates[0].rank
+    shape0 = inputs[0].shape
+    for i, t in enumerate(inputs):
+        if not all(_fits(a, b) for a, b in zip(t.shape, shape0, strict=False)) or t.rank != r_in:
+            raise ctx.error("C1", f"same(shape(inputs...)) does not hold: inputs[{i}] is {t}, "
+                            f"inputs[0] is {inputs[0]}")
+    for i, t in enumerate(updates):
+        if t.rank != r_up or not all(_fits(a, b) for a, b in zip(t.shape, updates[0].shape,
+                                                                   strict=False)):
+            raise ctx.error("C3", f"same(shape(updates...)) does not hold: updates[{i}] is {t}, "
+                            f"updates[0] is {updates[0]}")
+    for i, (a, b) in enumerate(zip(inputs, updates, strict=True)):
+        if not same_element(a.element, b.element) or not same_element(a.element, inputs[0].element):
+            raise ctx.error("C6", f"element_type(updates...) = element_type(inputs...) does not "
+                            f"hold: inputs[{i}] is {a}, updates[{i}] is {b}, inputs[0] is {inputs[0]}")
+    ivd = d.index_vector_dim
+    if not 0 <= ivd <= r_si:
+        raise ctx.error("C22", f"index_vector_dim = {ivd} must be in [0, {r_si}] (rank(scatter_indices))")
+    uwd, iwd, ibd = d.update_window_dims, d.inserted_window_dims, d.input_batching_dims
+    sibd, sdtod = d.scatter_indices_batching_dims, d.scatter_dims_to_operand_dims
+    if r_in != len(uwd) + len(iwd) + len(ibd):
+        raise ctx.error("C2", f"rank(inputs[0]) = {r_in} must equal size(update_window_dims) + "
+                        f"size(inserted_window_dims) + size(input_batching_dims) = "
+                        f"{len(uwd)} + {len(iwd)} + {len(ibd)}")
+    if not (_is_unique(uwd) and _is_sorted(uwd)):
+        raise ctx.error("C7", f"update_window_dims = {list(uwd)} must be unique and sorted")
+    if any(not 0 <= x < r_up for x in uwd):
+        raise ctx.error("C8", f"update_window_dims = {list(uwd)} must be in [0, {r_up}) "
+                        f"(rank(updates[0]))")
+    if not _is_unique(iwd + ibd):
+        raise ctx.error("C9", f"inserted_window_dims = {list(iwd)} and input_batching_dims = "
+                        f"{list(ibd)} must hold unique dims")
+    if not _is_sorted(iwd):
+        raise ctx.error("C10", f"inserted_window_dims = {list(iwd)} must be sorted")
+    if any(not 0 <= x < r_in for x in iwd):
+        raise ctx.error("C11", f"inserted_window_dims = {list(iwd)} must be in [0, {r_in}) "
+                        f"(rank(inputs[0]))")
+    if not _is_sorted(ibd):
+        raise ctx.error("C12", f"input_batching_dims = {list(ibd)} must be sorted")
+    if any(not 0 <= x < r_in for x in ibd):
+        raise ctx.error("C13", f"input_batching_dims = {list(ibd)} must be in [0, {r_in}) "
+                        f"(rank(inputs[0]))")
+    if not _is_unique(sibd):
+        raise ctx.error("C14", f"scatter_indices_batching_dims = {list(sibd)} must be unique")
+    if any(not 0 <= x < r_si for x in sibd):
+        raise ctx.error("C15", f"scatter_indices_batching_dims = {list(sibd)} must be in "
+                        f"[0, {r_si}) (rank(scatter_indices))")
+    if ivd in sibd:
+        raise ctx.error("C16", f"index_vector_dim = {ivd} must not be in "
+                        f"scatter_indices_batching_dims = {list(sibd)}")
+    if len(ibd) != len(sibd):
+        raise ctx.error("C17", f"size(input_batching_dims) = {len(ibd)} must equal "
+                        f"size(scatter_indices_batching_dims) = {len(sibd)}")
+    a = [shape0[x] for x in ibd]
+    b = [si.shape[x] for x in sibd]
+    if not all(_fits(x, y) for x, y in zip(a, b, strict=True)):
+        raise ctx.error("C18", f"dim(inputs[0], input_batching_dims...) = {a} must equal "
+                        f"dim(scatter_indices, scatter_indices_batching_dims...) = {b}")
+    want = si.shape[ivd] if ivd < r_si else 1
+    if want is not None and len(sdtod) != want:
+        where = (f"dim(scatter_indices, {ivd})" if ivd < r_si
+                 else "1 (index_vector_dim = rank(scatter_indices))")
+        raise ctx.error("C19", f"size(scatter_dims_to_operand_dims) = {len(sdtod)} must equal "
+                        f"{where} = {want}")
+    if not _is_unique(sdtod + ibd):
+        raise ctx.error("C20", f"scatter_dims_to_operand_dims = {list(sdtod)} and "
+                        f"input_batching_dims = {list(ibd)} must hold unique dims")
+    if any(not 0 <= x < r_in for x in sdtod):
+        raise ctx.error("C21", f"scatter_dims_to_operand_dims = {list(sdtod)} must be in "
+                        f"[0, {r_in}) (rank(inputs[0]))")
+    _check_c4(ctx, shape0, si, updates[0], d)
+    es = _region_types(ctx, inputs, [])
+    if len(ctx.result_types) != n:
+        raise ctx.error("C24", f"scatter has {n} inputs, so it must have {n} results, got "
+                        f"{len(ctx.result_types)}")
+    for i, t in enumerate(ctx.result_types):
+        rt = _tensor(ctx, t, "C24", f"results[{i}]")
+        if rt.rank != r_in or not all(_fits(x, y) for x, y in zip(rt.shape, inputs[i].shape,
+                                                                  strict=True)):
+            raise ctx.error("C24", f"shape(results[{i}]) = {list(rt.shape)} must equal "
+                            f"shape(inputs[{i}]) = {list(inputs[i].shape)}")
+        if not same_element(rt.element, es[i]):
+            raise ctx.error("C25", f"element_type(results[{i}]) = {rt.element} must be E{i} = {es[i]} "
+                            "(the update_computation's element type)")
+    ctx.bool("indices_are_sorted", False)  # must be bools when present
+    ctx.bool("unique_indices", False)
+
+
+def _check_c4(ctx: OpCall, shape0: Sequence[int | None], si: TensorType, upd: TensorType,
+              d: ScatterDims) -> None:
+    ivd = d.index_vector_dim
+    update_scatter_dim_sizes = [x for k, x in enumerate(si.shape) if k != ivd]
+    dropped = set(d.inserted_window_dims) | set(d.input_batching_dims)
+    window_bounds = [x for k, x in enumerate(shape0) if k not in dropped]
+    usd = update_scatter_dims_of(upd.rank, d.update_window_dims)
+    where = (f"update_window_dims = {list(d.update_window_dims)}, shape(scatter_indices) = "
+             f"{list(si.shape)}, shape(inputs[0]) = {list(shape0)}")
+    if len(usd) != len(update_scatter_dim_sizes):
+        raise ctx.error("C4", f"shape(updates[0]) = {list(upd.shape)} must have "
+                        f"{len(update_scatter_dim_sizes) + len(d.update_window_dims)} dims: "
+                        f"update_scatter_dim_sizes = {update_scatter_dim_sizes} at the dims not "
+                        f"in update_window_dims, window sizes at update_window_dims ({where})")
+    for k, (dim, size) in enumerate(zip(usd, update_scatter_dim_sizes, strict=True)):
+        if not _fits(upd.shape[dim], size):
+            raise ctx.error("C4", f"dim(updates[0], {dim}) = {upd.shape[dim]} must equal "
+                            f"update_scatter_dim_sizes[{k}] = {size} ({where})")
+    for dim, bound in zip(d.update_window_dims, window_bounds, strict=True):
+        x = upd.shape[dim]
+        if x is not None and (x < 0 or (bound is not None and x > bound)):
+            raise ctx.error("C4", f"dim(updates[0], {dim}) = {x} must be <= the input bound "
+                            f"{bound} (update_window_dim_sizes <= shape(inputs[0]) without "
+                            f"inserted_window_dims and input_batching_dims; {where})")
+
+
+# --- the index arithmetic --------------------------------------------------------------
+
+def scatter_indices_as_int64(scatter_indices: np.ndarray) -> np.ndarray:
+    """Indices as int64, values beyond +-2**62 capped there (out of bounds either way)."""
+    a = np.asarray(scatter_indices)
+    if a.dtype == np.uint64:
+        a = np.minimum(a, np.uint64(_INDEX_CAP))
+    return np.clip(a.astype(np.int64), -_INDEX_CAP, _INDEX_CAP)
+
+
+@dataclass
+class ScatterPieces:
+    """The spec's named pieces for a set of update indices (arrays broadcast together)."""
+
+    update_scatter_dims: list[int]
+    update_scatter_index: list[np.ndarray]
+    start_positions: list[tuple[np.ndarray, ...]]  # where each start_index component is read
+    start_index: list[np.ndarray]
+    full_start_index: list[np.ndarray]
+    full_batching_index: list[np.ndarray]
+    update_window_index: list[np.ndarray]
+    full_window_index: list[np.ndarray]
+    result_index: list[np.ndarray]
+    in_bounds: np.ndarray
+
+
+def scatter_index_pieces(update_index: Index, scatter_indices: np.ndarray,
+                         input_shape: Sequence[int], d: ScatterDims) -> ScatterPieces:
+    """result_index (and every piece of it) for update indices, vectorized.
+
+    ``scatter_indices`` must already be int64 (``scatter_indices_as_int64``).
+    """
+    rank_in = len(input_shape)
+    ivd = d.index_vector_dim
+    zero = np.zeros((), dtype=np.int64)
+    usd = update_scatter_dims_of(len(update_index), d.update_window_dims)
+    update_scatter_index = [np.asarray(update_index[k], dtype=np.int64) for k in usd]
+    # start_index = scatter_indices[si0, ..., :, ..., siN] (":" at index_vector_dim)
+    if ivd < scatter_indices.ndim:
+        start_positions = []
+        for k in range(len(d.scatter_dims_to_operand_dims)):
+            pos = list(update_scatter_index)
+            pos.insert(ivd, np.asarray(k, dtype=np.int64))
+            start_positions.append(tuple(pos))
+    else:  # [scatter_indices[update_scatter_index]]
+        start_positions = [tuple(update_scatter_index)]
+    start_index = [scatter_indices[pos] for pos in start_positions]
+    full_start_index = [zero] * rank_in
+    for d_start, d_input in enumerate(d.scatter_dims_to_operand_dims):
+        full_start_index[d_input] = start_index[d_start]
+    full_batching_index = [zero] * rank_in
+    for d_input, d_start in zip(d.input_batching_dims, d.scatter_indices_batching_dims, strict=True):
+        full_batching_index[d_input] = update_scatter_index[d_start - (0 if d_start < ivd else 1)]
+    update_window_index = [np.asarray(update_index[k], dtype=np.int64) for k in d.update_window_dims]
+    full_window_index = [zero] * rank_in
+    skipped = set(d.inserted_window_dims) | set(d.input_batching_dims)
+    for d_input, wi in zip([x for x in range(rank_in) if x not in skipped], update_window_index,
+                           strict=True):
+        full_window_index[d_input] = wi
+    result_index = [s + b + w for s, b, w in zip(full_start_index, full_batching_index,
+                                                 full_window_index, strict=True)]
+    in_bounds = np.ones((), dtype=bool)
+    for ri, n in zip(result_index, input_shape, strict=True):
+        in_bounds = in_bounds & (ri >= 0) & (ri < n)
+    return ScatterPieces(usd, update_scatter_index, start_positions, start_index, full_start_index,
+                         full_batching_index, update_window_index, full_window_index, result_index,
+                         in_bounds)
+
+
+def _grid(shape: Sequence[int]) -> Index:
+    return tuple(np.indices(tuple(shape), sparse=True, dtype=np.int64))
+
+
+def _one(index: tuple[int, ...]) -> Index:
+    return tuple(np.asarray(i, dtype=np.int64) for i in index)
+
+
+def scatter_targets(scatter_indices: np.ndarray, input_shape: Sequence[int],
+                    updates_shape: Sequence[int], d: ScatterDims) -> np.ndarray:
+    """The flat (row-major) result index every update element lands on, -1 where dropped
+    (its result_index is out of bounds); int64, shaped like the updates."""
+    ushape = tuple(int(x) for x in updates_shape)
+    if int(np.prod(ushape, dtype=np.int64)) == 0:
+        return np.zeros(ushape, dtype=np.int64)
+    p = scatter_index_pieces(_grid(ushape), scatter_indices_as_int64(scatter_indices),
+                             input_shape, d)
+    ok = np.broadcast_to(p.in_bounds, ushape)
+    if 0 in tuple(input_shape):
+        return np.full(ushape, -1, dtype=np.int64)
+    full = [np.where(ok, np.broadcast_to(ri, ushape), 0) for ri in p.result_index]
+    flat = (np.ravel_multi_index(tuple(full), tuple(input_shape)) if full
+            else np.zeros(ushape, dtype=np.int64))
+    return np.where(ok, flat, -1).astype(np.int64)
+
+
+def _batch_positions(scatter_shape: Sequence[int], updates_shape: Sequence[int],
+                     d: ScatterDims) -> tuple[tuple[int, ...], np.ndarray]:
+    """(update_scatter dim sizes, per update element the flat index of its
+    update_scatter_index in them): which index vector each update element reads."""
+    ivd = d.index_vector_dim
+    bshape = tuple(int(x) for k, x in enumerate(scatter_shape) if k != ivd)
+    ushape = tuple(int(x) for x in updates_shape)
+    usd = update_scatter_dims_of(len(ushape), d.update_window_dims)
+    grid = _grid(ushape)
+    if not bshape:
+        return bshape, np.zeros(ushape, dtype=np.int64)
+    if 0 in ushape:
+        return bshape, np.zeros(ushape, dtype=np.int64)
+    flat = np.ravel_multi_index(tuple(grid[k] for k in usd), bshape)
+    return bshape, np.ascontiguousarray(np.broadcast_to(flat, ushape)).astype(np.int64)
+
+
+# --- evaluation ------------------------------------------------------------------------
+
+def _reject_quantized(ctx: OpCall) -> None:
+    for t in (*ctx.operand_types, *ctx.result_types):
+        if isinstance(t, TensorType) and t.is_quantized:
+            raise NotImplementedOpError(ctx.name, ctx.loc, detail="quantized operands")
+
+
+def _check_value(ctx: OpCall, value: Any, t: Any, what: str) -> None:
+    if not isinstance(value, np.ndarray) or value.dtype != t.dtype or value.shape != t.static_shape():
+        got = f"{value.dtype}{list(value.shape)}" if isinstance(value, np.ndarray) else type(value).__name__
+        raise ExecutionError(f"{ctx.name}: {what} value {got} does not match its type {t}", ctx.loc)
+
+
+def _split(ctx: OpCall, operands: Sequence[Any]) -> tuple[list[np.ndarray], np.ndarray, list[np.ndarray]]:
+    n = _n(ctx)
+    return list(operands[:n]), operands[n], list(operands[n + 1:])
+
+
+def _elements(ctx: OpCall) -> list[Any]:
+    """E0..EN-1: the update_computation's element types."""
+    block = ctx.op.regions[0].entry
+    return [a.type.element for a in block.args[:_n(ctx)]]
+
+
+def body_kinds(ctx: OpCall) -> list[str] | None:
+    """Per result, the recognized combination of the update_computation, or None."""
+    return recognize_binary_each(ctx.op.regions[0])
+
+
+@op("stablehlo.scatter", aliases=("Scatter",), verify=_verify_scatter,
+    provenance=lambda ctx, inputs, outputs: scatter_provenance(ctx, inputs, outputs),
+    explain=lambda ctx, inputs, outputs, result, index: scatter_explain(ctx, inputs, outputs,
+                                                                         result, index))
+def scatter(ctx: OpCall, *operands: np.ndarray) -> list[np.ndarray]:
+    """results = inputs with every in-bounds update element combined into
+    results...[result_index] by update_computation, in row-major update order."""
+    _reject_quantized(ctx)
+    inputs, scatter_indices, updates = _split(ctx, operands)
+    n = len(inputs)
+    for i in range(n):
+        _check_value(ctx, inputs[i], ctx.operand_types[i], f"inputs[{i}]")
+        _check_value(ctx, updates[i], ctx.operand_types[n + 1 + i], f"updates[{i}]")
+    _check_value(ctx, scatter_indices, ctx.operand_types[n], "scatter_indices")
+    es = _elements(ctx)
+    # to_destination_type: Ei may be wider than the inputs (is_promotable)
+    results = [np.array(x.astype(e.dtype, copy=False), order="C") for x, e in zip(inputs, es, strict=True)]
+    target = scatter_targets(scatter_indices, inputs[0].shape, updates[0].shape, scatter_dims(ctx))
+    t = target.reshape(-1)
+    p = np.flatnonzero(t >= 0)  # application order: row-major over the update elements
+    if p.size == 0:
+        return results
+    t = t[p]
+    flats = [r.reshape(-1) for r in results]
+    vals = [u.reshape(-1)[p].astype(e.dtype, copy=False) for u, e in zip(updates, es, strict=True)]
+    kinds = body_kinds(ctx)
+    if kinds is not None:
+        done = [False] * n
+        for i in range(n):
+            trial = flats[i].copy()
+            done[i] = combine_at(kinds[i], trial, t, vals[i], es[i])
+            if done[i]:
+                flats[i][...] = trial
+        if all(done):
+            return results
+        flats = [r.reshape(-1) for r in results]
+        for i in range(n):  # start over through the region
+            flats[i][...] = inputs[i].reshape(-1).astype(es[i].dtype, copy=False)
+    _apply_in_waves(ctx, flats, t, vals)
+    return results
+
+
+def wave_numbers(t: np.ndarray) -> np.ndarray:
+    """For targets in application order, how many earlier entries have the same target
+    (the wave each update belongs to)."""
+    order = np.argsort(t, kind="stable")
+    st = t[order]
+    pos = np.arange(t.size, dtype=np.int64)
+    starts = np.ones(t.size, dtype=bool)
+    starts[1:] = st[1:] != st[:-1]
+    first = np.maximum.accumulate(np.where(starts, pos, 0))
+    occ = np.empty(t.size, dtype=np.int64)
+    occ[order] = pos - first
+    return occ
+
+
+def _apply_in_waves(ctx: OpCall, flats: list[np.ndarray], t: np.ndarray, vals: list[np.ndarray]) -> None:
+    """Any update_computation: wave k is one batched region call on the k-th update of
+    every target, so no wave touches an element twice and each element sees its
+    updates in application order."""
+    occ = wave_numbers(t)
+    order = np.argsort(occ, kind="stable")  # keeps application order inside each wave
+    bounds = np.searchsorted(occ[order], np.arange(int(occ.max()) + 2))
+    for k in range(int(occ.max()) + 1):
+        sel = order[bounds[k]:bounds[k + 1]]
+        tw = t[sel]
+        args = [f[tw] for f in flats] + [v[sel] for v in vals]
+        outs = ctx.run_region(0, args)
+        for f, o in zip(flats, outs, strict=True):
+            f[tw] = np.broadcast_to(np.asarray(o), tw.shape)
+
+
+# --- provenance ------------------------------------------------------------------------
+
+class ScatterProvenance(Provenance):
+    """Per result element: the input element at the same index (``init``), then, in
+    application order, each update element combined into it (``update``) and the
+    scatter_indices elements read to place it (``index_read``).
+
+    Operands are numbered as the op's: inputs 0..N-1, scatter_indices N,
+    updates[i] N+1+i. With a recognized body result i depends on inputs[i] and
+    updates[i] only; with any other body an updated element depends on every
+    input and update at that place (the body may mix them).
+    Stored vectorized: ``target`` holds the flat result index of every update
+    element (-1: dropped as out of bounds).
+    """
+
+    def __init__(self, result_shapes: Sequence[tuple[int, ...]], operand_shapes: Sequence[Any],
+                 target: np.ndarray, batch_shape: tuple[int, ...], batch_flat: np.ndarray,
+                 index_vector_dim: int, per_output: bool):
+        super().__init__(result_shapes, operand_shapes)
+        self.n = len(result_shapes)
+        self.target = target.reshape(-1)
+        self.updates_shape = tuple(target.shape)
+        self.batch_shape = batch_shape
+        self.batch_flat = batch_flat.reshape(-1)
+        self.ivd = index_vector_dim
+        self.per_output = per_output
+        self.scatter_shape = self.operand_shapes[self.n]
+        size = int(np.prod(self.result_shapes[0], dtype=np.int64))
+        self.updated = np.zeros(size, dtype=bool)
+        self.updated[self.target[self.target >= 0]] = True
+
+    def _results_of(self, i: int) -> list[int]:
+        """The results that value number i (of inputs or updates) flows into."""
+        return [i] if self.per_output else list(range(self.n))
+
+    def _index_sources(self, b: int) -> list[tuple[int, ...]]:
+        """The scatter_indices elements of index vector b (flat in the batch dims)."""
+        bi = list(np.unravel_index(b, self.batch_shape)) if self.batch_shape else []
+        if self.ivd >= len(self.scatter_shape):
+            return [tuple(int(x) for x in bi)]
+        out = []
+        for k in range(self.scatter_shape[self.ivd]):
+            pos = list(bi)
+            pos.insert(self.ivd, k)
+            out.append(tuple(int(x) for x in pos))
+        return out
+
+    def update_positions(self, result: int, index: tuple[int, ...]) -> np.ndarray:
+        """Flat update positions combined into result element ``index``, in order."""
+        shape = self._result_shape(result)
+        idx = check_index(shape, index, f"result #{result} index")
+        k = int(np.ravel_multi_index(idx, shape)) if shape else 0
+        return np.flatnonzero(self.target == k)
+
+    def sources(self, result: int, index: tuple[int, ...]) -> list[Source]:
+        ps = self.update_positions(result, index)
+        idx = tuple(int(i) for i in index)
+        ins = [result] if self.per_output or ps.size == 0 else list(range(self.n))
+        out = [Source(i, idx, "init") for i in ins]
+        ups = [result] if self.per_output else list(range(self.n))
+        seen: set[int] = set()
+        for p in ps:
+            b = int(self.batch_flat[p])
+            if b not in seen:
+                seen.add(b)
+                out += [Source(self.n, s, "index_read") for s in self._index_sources(b)]
+            uidx = tuple(int(x) for x in np.unravel_index(int(p), self.updates_shape))
+            out += [Source(self.n + 1 + j, uidx, "update") for j in ups]
+        return out
+
+    def _result_index(self, flat: int) -> tuple[int, ...]:
+        return tuple(int(x) for x in np.unravel_index(flat, self.result_shapes[0]))
+
+    def targets(self, operand: int, index: tuple[int, ...]) -> list[Target]:
+        shape = self._operand_shape(operand)
+        idx = check_index(shape, index, f"operand #{operand} index")
+        n = self.n
+        if operand < n:
+            k = int(np.ravel_multi_index(idx, shape)) if shape else 0
+            rs = [operand] if self.per_output or not self.updated[k] else list(range(n))
+            return [Target(r, idx, "init") for r in rs]
+        if operand == n:
+            b_idx = idx if self.ivd >= len(shape) else idx[:self.ivd] + idx[self.ivd + 1:]
+            b = int(np.ravel_multi_index(b_idx, self.batch_shape)) if self.batch_shape else 0
+            ts = self.target[(self.batch_flat == b) & (self.target >= 0)]
+            _, first = np.unique(ts, return_index=True)
+            return [Target(r, self._result_index(int(f)), "index_read")
+                    for f in ts[np.sort(first)] for r in range(n)]
+        j = operand - n - 1
+        p = int(np.ravel_multi_index(idx, shape)) if shape else 0
+        f = int(self.target[p])
+        if f < 0:
+            return []
+        return [Target(r, self._result_index(f), "update") for r in self._results_of(j)]
+
+    def back(self, result: int, mask: np.ndarray) -> dict[tuple[int | None, str], np.ndarray]:
+        m = _mask(self._result_shape(result), mask, f"back(result #{result})").reshape(-1)
+        n = self.n
+        out: dict[tuple[int | None, str], np.ndarray] = {}
+        _put(out, (result, "init"), m.reshape(self.result_shapes[result]))
+        if not self.per_output:
+            for j in range(n):
+                if j != result:
+                    _put(out, (j, "init"), (m & self.updated).reshape(self.result_shapes[j]))
+        valid = self.target >= 0
+        hit = np.zeros(self.target.shape, dtype=bool)
+        hit[valid] = m[self.target[valid]]
+        for j in ([result] if self.per_output else range(n)):
+            _put(out, (n + 1 + j, "update"), hit.reshape(self.updates_shape))
+        _put(out, (n, "index_read"), self._batch_to_indices(self.batch_flat[hit]))
+        return out
+
+    def _batch_to_indices(self, batches: np.ndarray) -> np.ndarray:
+        """Mask over scatter_indices: every element of the index vectors ``batches``."""
+        bm = np.zeros(int(np.prod(self.batch_shape, dtype=np.int64)), dtype=bool)
+        bm[batches] = True
+        bm = bm.reshape(self.batch_shape)
+        if self.ivd < len(self.scatter_shape):
+            bm = np.expand_dims(bm, self.ivd)
+        return np.ascontiguousarray(np.broadcast_to(bm, self.scatter_shape))
+
+    def fwd(self, operand: int, mask: np.ndarray) -> dict[tuple[int, str], np.ndarray]:
+        shape = self._operand_shape(operand)
+        m = _mask(shape, mask, f"fwd(operand #{operand})")
+        n = self.n
+        out: dict[tuple[int, str], np.ndarray] = {}
+        rshape = self.result_shapes[0]
+        if operand < n:
+            _put(out, (operand, "init"), m)
+            if not self.per_output:
+                for r in range(n):
+                    if r != operand:
+                        _put(out, (r, "init"), m & self.updated.reshape(rshape))
+            return out
+        if operand == n:
+            bm = m if self.ivd >= m.ndim else m.any(axis=self.ivd)
+            hit = bm.reshape(-1)[self.batch_flat] if bm.size else np.zeros(0, dtype=bool)
+            hit = hit & (self.target >= 0)
+            for r in range(n):
+                _put(out, (r, "index_read"), self._landing(hit))
+            return out
+        hit = m.reshape(-1) & (self.target >= 0)
+        for r in self._results_of(operand - n - 1):
+            _put(out, (r, "update"), self._landing(hit))
+        return out
+
+    def _landing(self, hit: np.ndarray) -> np.ndarray:
+        res = np.zeros(int(np.prod(self.result_shapes[0], dtype=np.int64)), dtype=bool)
+        res[self.target[hit]] = True
+        return res.reshape(self.result_shapes[0])
+
+
+def _mask(shape: tuple[int, ...] | None, mask: np.ndarray, what: str) -> np.ndarray:
+    m = np.asarray(mask)
+    if shape is None or m.dtype != np.bool_ or m.shape != shape:
+        raise ExecutionError(f"{what}: expected a boolean mask of shape {shape}, got {m.dtype} "
+                             f"of shape {m.shape}")
+    return m
+
+
+def _put(out: dict[Any, np.ndarray], key: Any, mask: np.ndarray) -> None:
+    if mask.any():
+        out[key] = out[key] | mask if key in out else mask
+
+
+def scatter_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> ScatterProvenance:
+    ins, scatter_indices, updates = _split(ctx, inputs)
+    d = scatter_dims(ctx)
+    target = scatter_targets(scatter_indices, ins[0].shape, updates[0].shape, d)
+    bshape, bflat = _batch_positions(scatter_indices.shape, updates[0].shape, d)
+    return ScatterProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
+                             target, bshape, bflat, d.index_vector_dim, body_kinds(ctx) is not None)
+
+
+# --- explain ---------------------------------------------------------------------------
+
+def _ints(xs: Sequence[Any]) -> tuple[int, ...]:
+    return tuple(int(x) for x in xs)
+
+
+def _index_steps(ctx: OpCall, pieces: ScatterPieces, d: ScatterDims, rank_in: int) -> list[Step]:
+    si_name = ctx.op.operands[_n(ctx)].name if ctx.op.operands else "scatter_indices"
+    positions = ", ".join(str(_ints(p)) for p in pieces.start_positions)
+    roles_w = {x: ("inserted_window_dim" if x in d.inserted_window_dims else
+                   "input_batching_dim" if x in d.input_batching_dims else "window dim")
+               for x in range(rank_in)}
+    return [
+        Step("update_scatter_index", f"update_index[update_scatter_dims...], update_scatter_dims = "
+             f"{pieces.update_scatter_dims}", _ints(pieces.update_scatter_index)),
+        Step("update_window_index", f"update_index[update_window_dims...], update_window_dims = "
+             f"{list(d.update_window_dims)}", _ints(pieces.update_window_index)),
+        Step("start_index", f"{si_name} at {positions} (index_vector_dim = {d.index_vector_dim})",
+             _ints(pieces.start_index)),
+        Step("full_start_index", f"start_index placed at scatter_dims_to_operand_dims = "
+             f"{list(d.scatter_dims_to_operand_dims)}, 0 elsewhere", _ints(pieces.full_start_index)),
+        Step("full_batching_index", f"update_scatter_index at input_batching_dims = "
+             f"{list(d.input_batching_dims)} (from scatter_indices_batching_dims = "
+             f"{list(d.scatter_indices_batching_dims)}), 0 elsewhere", _ints(pieces.full_batching_index)),
+        Step("full_window_index", "update_window_index with 0 inserted at inserted_window_dims = "
+             f"{list(d.inserted_window_dims)} and input_batching_dims = {list(d.input_batching_dims)}",
+             _ints(pieces.full_window_index), dim_roles=roles_w),
+        Step("result_index", "full_start_index + full_batching_index + full_window_index",
+             _ints(pieces.result_index)),
+    ]
+
+
+def _running_values(ctx: OpCall, kinds: list[str] | None, es: list[Any], init: list[Any],
+                    ups: list[list[Any]]) -> list[list[Any]] | None:
+    """The values of results...[result_index] after each update in ``ups`` (or None when
+    the region cannot be run here)."""
+    cur = [np.array([x], dtype=e.dtype) for x, e in zip(init, es, strict=True)]
+    out = []
+    zero = np.zeros(1, dtype=np.int64)
+    for u in ups:
+        vals = [np.array([x], dtype=e.dtype) for x, e in zip(u, es, strict=True)]
+        ok = kinds is not None and all(
+            combine_at(k, c, zero, v, e) for k, c, v, e in zip(kinds, [c.copy() for c in cur], vals, es,
+                                                               strict=True))
+        if ok:
+            for k, c, v, e in zip(kinds, cur, vals, es, strict=True):
+                combine_at(k, c, zero, v, e)
+        else:
+            try:
+                res = ctx.run_region(0, [c.reshape(()) for c in cur] + [v.reshape(()) for v in vals])
+            except NotImplementedError:
+                return None
+            cur = [np.asarray(r, dtype=e.dtype).reshape(1) for r, e in zip(res, es, strict=True)]
+        out.append([c[0] for c in cur])
+    return out
+
+
+def scatter_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                    index: tuple) -> Explanation:
+    ins, scatter_indices, updates = _split(ctx, inputs)
+    if not 0 <= result < len(outputs):
+        raise ExecutionError(f"result #{result} does not exist (the op has {len(outputs)} results)")
+    idx = check_index(value_shape(outputs[result]), index, f"result #{result} index")
+    d = scatter_dims(ctx)
+    es = _elements(ctx)
+    kinds = body_kinds(ctx)
+    prov = scatter_provenance(ctx, inputs, outputs)
+    ps = prov.update_positions(result, idx)
+    where = ", ".join(str(i) for i in idx)
+    init = [x[idx] for x in ins]
+    steps = [Step("results[result_index]", f"inputs[{result}][{where}] before any update",
+                  init[result])]
+    shown = ps[:EXPLAIN_MAX_UPDATES]
+    uidxs = [tuple(int(x) for x in np.unravel_index(int(p), updates[0].shape)) for p in shown]
+    ups = [[u[ui] for u in updates] for ui in uidxs]
+    running = _running_values(ctx, kinds, es, init, ups)
+    body = kinds[result] if kinds is not None else "update_computation"
+    si64 = scatter_indices_as_int64(scatter_indices)
+    children = []
+    for j, (ui, u) in enumerate(zip(uidxs, ups, strict=True)):
+        pieces = scatter_index_pieces(_one(ui), si64, ins[0].shape, d)
+        value = running[j][result] if running is not None else u[result]
+        name = "results[result_index]" if running is not None else f"updates[{result}][update_index]"
+        child = Step(f"update_index {ui}", f"{body}(results[result_index], updates[{result}]"
+                     f"[{', '.join(str(i) for i in ui)}] = {u[result]})", value,
+                     children=_index_steps(ctx, pieces, d, len(ins[0].shape))
+                     + [Step(name, "after this update", value)])
+        children.append(child)
+    value = outputs[result][idx]
+    steps.append(Step("updates", f"{ps.size} update element(s) land on result_index "
+                      f"{idx}, applied in row-major order of index_space(updates[0])",
+                      int(ps.size), children=children))
+    steps.append(Step(f"results[{result}][result_index]", "the value after the last update", value))
+    notes = []
+    if kinds is not None:
+        notes.append(f"recognized update_computation: {', '.join(kinds)} (run with numpy)")
+    if ps.size > EXPLAIN_MAX_UPDATES:
+        notes.append(f"{ps.size - EXPLAIN_MAX_UPDATES} more update(s) not listed")
+    dropped = int(np.count_nonzero(prov.target < 0))
+    if dropped:
+        first = int(np.flatnonzero(prov.target < 0)[0])
+        ui = tuple(int(x) for x in np.unravel_index(first, updates[0].shape))
+        pieces = scatter_index_pieces(_one(ui), si64, ins[0].shape, d)
+        notes.append(f"{dropped} update element(s) were dropped: their result_index is out of "
+                     f"bounds for {list(ins[0].shape)} (first: update_index {ui} -> result_index "
+                     f"{tuple(int(x) for x in pieces.result_index)})")
+    float_like = isinstance(es[result], ElementType) and (es[result].is_float or es[result].is_complex)
+    if ps.size > 1 and float_like and (kinds is None or kinds[result] in ("add", "multiply")):
+        notes.append("several updates combine here: the spec leaves their order "
+                     "implementation-defined; hlolab uses row-major order (as XLA:CPU)")
+    if running is None and ps.size:
+        notes.append("intermediate values need the interpreter: the update values are shown")
+    return Explanation(ctx.op.name, idx, steps, value, notes, result)
