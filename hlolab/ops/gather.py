@@ -429,8 +429,11 @@ def gather_windows(operand: np.ndarray, start_indices: np.ndarray, dims: GatherD
     batch_axes = iter(range(nb))
     axes = [nb + dims.offset_dims.index(r) if r in dims.offset_dims else next(batch_axes)
             for r in range(len(result_shape))]
+    out = windows.transpose(axes)
+    if out.flags.c_contiguous:  # a view of the fresh window copy, already in result order
+        return out
     # np.array, not np.ascontiguousarray: the latter turns a rank-0 result into rank 1
-    return np.array(windows.transpose(axes), order="C")
+    return np.array(out, order="C")
 
 
 def _sizes(ctx: OpCall, inputs: list[Any]) -> tuple[int, ...]:
