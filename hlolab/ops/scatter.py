@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import ExecutionError, NotImplementedOpError
-from hlolab.ops.regions import combine_at, recognize_binary_each
+from hlolab.ops.regions import can_combine_at, combine_at, recognize_binary_each
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element
 from hlolab.trace.explain import Explanation, Step
@@ -286,7 +286,10 @@ def scatter_indices_as_int64(scatter_indices: np.ndarray) -> np.ndarray:
     a = np.asarray(scatter_indices)
     if a.dtype == np.uint64:
         a = np.minimum(a, np.uint64(_INDEX_CAP))
-    return np.clip(a.astype(np.int64), -_INDEX_CAP, _INDEX_CAP)
+    a = a.astype(np.int64, copy=False)
+    if a.size and (a.min() < -_INDEX_CAP or a.max() > _INDEX_CAP):  # rare: clip only then
+        a = np.clip(a, -_INDEX_CAP, _INDEX_CAP)
+    return a
 
 
 @dataclass
@@ -306,7 +309,8 @@ class ScatterPieces:
 
 
 def scatter_index_pieces(update_index: Index, scatter_indices: np.ndarray,
-                         input_shape: Sequence[int], d: ScatterDims) -> ScatterPieces:
+                         input_shape: Sequence[int], d: ScatterDims,
+                         full_grid: bool = False) -> ScatterPieces:
     """result_index (and every piece of it) for update indices, vectorized.
 
     ``scatter_indices`` must already be int64 (``scatter_indices_as_int64``).
@@ -325,7 +329,15 @@ def scatter_index_pieces(update_index: Index, scatter_indices: np.ndarray,
             start_positions.append(tuple(pos))
     else:  # [scatter_indices[update_scatter_index]]
         start_positions = [tuple(update_scatter_index)]
-    start_index = [scatter_indices[pos] for pos in start_positions]
+    if full_grid:  # every update element: read start indices as copy-free views
+        moved = (np.moveaxis(scatter_indices, ivd, -1) if ivd < scatter_indices.ndim
+                 else scatter_indices[..., None])
+        shape = [1] * len(update_index)
+        for j, k in enumerate(usd):  # update_scatter_dims follow the batch dims in order
+            shape[k] = moved.shape[j]
+        start_index = [moved[..., k].reshape(shape) for k in range(moved.shape[-1])]
+    else:
+        start_index = [scatter_indices[pos] for pos in start_positions]
     full_start_index = [zero] * rank_in
     for d_start, d_input in enumerate(d.scatter_dims_to_operand_dims):
         full_start_index[d_input] = start_index[d_start]
@@ -364,14 +376,16 @@ def scatter_targets(scatter_indices: np.ndarray, input_shape: Sequence[int],
     if int(np.prod(ushape, dtype=np.int64)) == 0:
         return np.zeros(ushape, dtype=np.int64)
     p = scatter_index_pieces(_grid(ushape), scatter_indices_as_int64(scatter_indices),
-                             input_shape, d)
-    ok = np.broadcast_to(p.in_bounds, ushape)
+                             input_shape, d, full_grid=True)
     if 0 in tuple(input_shape):
         return np.full(ushape, -1, dtype=np.int64)
-    full = [np.where(ok, np.broadcast_to(ri, ushape), 0) for ri in p.result_index]
-    flat = (np.ravel_multi_index(tuple(full), tuple(input_shape)) if full
-            else np.zeros(ushape, dtype=np.int64))
-    return np.where(ok, flat, -1).astype(np.int64)
+    # row-major flat index as a stride sum over the (sparse, broadcasting) pieces
+    flat: np.ndarray = np.zeros((), dtype=np.int64)
+    stride = 1
+    for ri, n in zip(reversed(p.result_index), reversed(tuple(input_shape)), strict=True):
+        flat = flat + ri * stride
+        stride *= int(n)
+    return np.broadcast_to(np.where(p.in_bounds, flat, -1), ushape).astype(np.int64)
 
 
 def _batch_positions(scatter_shape: Sequence[int], updates_shape: Sequence[int],
@@ -443,22 +457,18 @@ def scatter(ctx: OpCall, *operands: np.ndarray) -> list[np.ndarray]:
     p = np.flatnonzero(t >= 0)  # application order: row-major over the update elements
     if p.size == 0:
         return results
-    t = t[p]
+    if p.size < t.size:  # some update elements are dropped as out of bounds
+        t = t[p]
+        vals = [u.reshape(-1)[p].astype(e.dtype, copy=False) for u, e in zip(updates, es, strict=True)]
+    else:
+        vals = [u.reshape(-1).astype(e.dtype, copy=False) for u, e in zip(updates, es, strict=True)]
     flats = [r.reshape(-1) for r in results]
-    vals = [u.reshape(-1)[p].astype(e.dtype, copy=False) for u, e in zip(updates, es, strict=True)]
     kinds = body_kinds(ctx)
     if kinds is not None:
-        done = [False] * n
-        for i in range(n):
-            trial = flats[i].copy()
-            done[i] = combine_at(kinds[i], trial, t, vals[i], es[i])
-            if done[i]:
-                flats[i][...] = trial
-        if all(done):
+        if all(can_combine_at(k, e) for k, e in zip(kinds, es, strict=True)):
+            for i in range(n):
+                combine_at(kinds[i], flats[i], t, vals[i], es[i])
             return results
-        flats = [r.reshape(-1) for r in results]
-        for i in range(n):  # start over through the region
-            flats[i][...] = inputs[i].reshape(-1).astype(es[i].dtype, copy=False)
     _apply_in_waves(ctx, flats, t, vals)
     return results
 
