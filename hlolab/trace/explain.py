@@ -67,9 +67,9 @@ def format_value(v: Any, max_elements: int = 16) -> str:
     return str(v)
 
 
-def _step_lines(step: Step, depth: int, max_children: int) -> list[str]:
+def _step_lines(step: Step, depth: int, max_children: int, number: str = "") -> list[str]:
     pad = "  " * depth
-    line = f"{pad}{step.name}"
+    line = f"{pad}{number}{step.name}"
     if step.formula:
         line += f" = {step.formula}"
     line += f" = {format_value(step.value)}"
@@ -89,13 +89,13 @@ def _step_lines(step: Step, depth: int, max_children: int) -> list[str]:
 
 
 def format_explanation(e: Explanation, max_children: int = 8) -> str:
-    """The explanation as an indented text tree; child lists longer than
-    ``max_children`` end with "… N more"."""
+    """The explanation as an indented text tree of numbered steps; child lists
+    longer than ``max_children`` end with "… N more"."""
     where = ", ".join(str(i) for i in e.index)
     result = f" #{e.result}" if e.result else ""
     lines = [f"{e.op} result{result}[{where}] = {format_value(e.value)}"]
-    for step in e.steps:
-        lines.extend(_step_lines(step, 1, max_children))
+    for n, step in enumerate(e.steps, start=1):  # numbered: the derivation reads in order
+        lines.extend(_step_lines(step, 1, max_children, f"{n}. "))
     for note in e.notes:
         lines.append(f"  note: {note}")
     return "\n".join(lines)

@@ -287,9 +287,9 @@ def test_format_explanation_tree_and_elision():
     text = format_explanation(e, max_children=3)
     assert text.splitlines() == [
         "stablehlo.scatter result[1, 0] = 3.5",
-        "  update_scatter_dims = (0,)",
+        "  1. update_scatter_dims = (0,)",
         "      dims: 0: batch, 1: window",
-        "  full_start_index = clamp(start_index) = (2, 0)  (before clamp: (5, 0))",
+        "  2. full_start_index = clamp(start_index) = (2, 0)  (before clamp: (5, 0))",
         "    update[0] = scatter_indices[i] = 0",
         "    update[1] = scatter_indices[i] = 1",
         "    update[2] = scatter_indices[i] = 2",
