@@ -420,10 +420,18 @@ def gather_windows(operand: np.ndarray, start_indices: np.ndarray, dims: GatherD
             origin.append(np.arange(batch_shape[b], dtype=np.int64).reshape(shape))
         else:
             origin.append(np.zeros((), np.int64))
-    view = np.lib.stride_tricks.sliding_window_view(operand, tuple(int(s) for s in slice_sizes))
-    windows = view[tuple(np.broadcast_to(o, batch_shape) for o in origin)]  # batch + slice_sizes
-    dropped = set(dims.collapsed_slice_dims) | set(dims.operand_batching_dims)
     nb = len(batch_shape)
+    indexed = [d for d in range(rank) if int(slice_sizes[d]) != operand.shape[d]
+               or d in dims.start_index_map or d in dims.operand_batching_dims]
+    if len(indexed) == 1 and int(slice_sizes[indexed[0]]) == 1 and not dims.operand_batching_dims:
+        # one dim indexed, whole slices of the others (x[i], embedding lookups): np.take
+        d = indexed[0]
+        taken = np.asarray(np.take(operand, np.broadcast_to(origin[d], batch_shape), axis=d))
+        windows = np.moveaxis(taken, list(range(d, d + nb)), list(range(nb)))
+    else:
+        view = np.lib.stride_tricks.sliding_window_view(operand, tuple(int(s) for s in slice_sizes))
+        windows = view[tuple(np.broadcast_to(o, batch_shape) for o in origin)]  # batch + slices
+    dropped = set(dims.collapsed_slice_dims) | set(dims.operand_batching_dims)
     windows = windows.reshape(batch_shape + tuple(int(slice_sizes[d]) for d in range(rank)
                                                   if d not in dropped))
     batch_axes = iter(range(nb))
