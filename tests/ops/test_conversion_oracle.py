@@ -34,36 +34,7 @@ import pytest
 from hlolab.interp.single import apply_op
 from hlolab.ir.attrs import EnumAttr
 from hlolab.types import element_type, element_type_of_dtype, tensor_type
-from tests.conftest import require_oracle
-
-if require_oracle():
-    import jax
-else:
-    jax = pytest.importorskip("jax", reason="SKIPPED LOUDLY: jax is not installed; the XLA oracle "
-                                            "tests need it (pip install -e '.[oracle]')")
-
-jax.config.update("jax_enable_x64", True)
-
-try:
-    from jax.extend import backend as _backend
-    from jaxlib import xla_client as _xla_client
-
-    _CPU = _backend.get_backend("cpu")
-except Exception as e:  # pragma: no cover - depends on the installed jax
-    if require_oracle():
-        raise
-    pytest.skip(f"SKIPPED LOUDLY: cannot reach jax's XLA:CPU backend: {e}", allow_module_level=True)
-
-
-def run_xla(text: str, *args: np.ndarray) -> list[np.ndarray]:
-    """Compile StableHLO text with XLA:CPU and run it on ``args``.
-
-    The compile options are built as jax builds them: the bare default of
-    ``compile_and_load`` skips XLA's flag defaults (it enables fast min/max,
-    which ignores NaNs)."""
-    exe = _CPU.compile_and_load(text, _CPU.devices()[:1], _xla_client.CompileOptions())
-    res = exe.execute_sharded([jax.device_put(np.asarray(a), _CPU.devices()[0]) for a in args])
-    return [np.asarray(o[0]) for o in res.disassemble_into_single_device_arrays()]
+from tests.xla_oracle import run_xla
 
 
 def module(args: list[str], results: list[str], body: list[str]) -> str:
