@@ -16,11 +16,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from jax import lax  # noqa: E402  (after tests.xla_oracle, which skips without jax)
 
 from hlolab.types import element_type_of_dtype, tensor_type
 from tests.ops.test_gather import dynamic_gather, gather, gather_cases
-from tests.xla_oracle import run_xla
+from tests.xla_oracle import jax, run_xla  # skips this file without jax
+
+lax = jax.lax
 
 
 def tt(a_shape, dtype) -> str:
