@@ -24,15 +24,8 @@ import numpy as np
 
 from hlolab.errors import ExecutionError
 from hlolab.numerics import float_format, to_bits
-from hlolab.ops.conversion import (
-    baseline_key,
-    check_value,
-    count_check,
-    plain_element,
-    reject_quantized,
-    shapes_compatible,
-    tensor_operand,
-)
+from hlolab.ops.common import check_value, reject_quantized, shapes_compatible
+from hlolab.ops.conversion import baseline_key, count_check, plain_element, tensor_operand
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import elementwise_explain
 from hlolab.trace.provenance import (

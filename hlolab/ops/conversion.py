@@ -41,8 +41,9 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from hlolab.errors import ExecutionError, NotImplementedOpError, UnsupportedError
+from hlolab.errors import ExecutionError, UnsupportedError
 from hlolab.numerics import float_format, from_bits, round_float64, to_bits
+from hlolab.ops.common import check_value, reject_quantized, shapes_compatible, wrap_int
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import elementwise_explain
 from hlolab.trace.provenance import (
@@ -74,9 +75,6 @@ def tensor_operand(ctx: OpCall, t: Type, what: str, label: str | None = None) ->
     return t
 
 
-def shapes_compatible(a: tuple[int | None, ...], b: tuple[int | None, ...]) -> bool:
-    """Equal ranks and equal sizes wherever both are static (``?`` matches anything)."""
-    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b, strict=False))
 
 
 def baseline_key(e: Any) -> tuple:
@@ -95,11 +93,6 @@ def count_check(ctx: OpCall, n_operands: int, n_results: int = 1) -> None:
         raise ctx.error(None, f"expects {n_results} result(s), got {len(ctx.result_types)}")
 
 
-def reject_quantized(ctx: OpCall) -> None:
-    """Quantized operands or results are not executed yet (a clear error, never a guess)."""
-    for t in (*ctx.operand_types, *ctx.result_types):
-        if isinstance(t, TensorType) and t.is_quantized:
-            raise NotImplementedOpError(ctx.name, ctx.loc, detail="quantized operands")
 
 
 def plain_element(t: Type) -> ElementType:
@@ -108,16 +101,6 @@ def plain_element(t: Type) -> ElementType:
     return t.element
 
 
-def check_value(ctx: OpCall, value: Any, t: Type, what: str) -> np.ndarray:
-    """A run-time value must be an array matching its (maybe dynamic) type."""
-    if not isinstance(value, np.ndarray):
-        raise ExecutionError(f"{ctx.name}: {what} must be a tensor value, got {type(value).__name__}",
-                             ctx.loc)
-    assert isinstance(t, TensorType)
-    if not shapes_compatible(ctx.batch_shape + tuple(t.shape), value.shape) or value.dtype != t.dtype:
-        raise ExecutionError(f"{ctx.name}: {what} value of shape {value.shape} and dtype {value.dtype} "
-                             f"does not match its type {t}", ctx.loc)
-    return value
 
 
 # --- element helpers ---------------------------------------------------------------
@@ -127,17 +110,6 @@ def _int_wide(x: np.ndarray, et: ElementType) -> np.ndarray:
     return np.asarray(x).astype(np.int64 if et.is_signed else np.uint64)
 
 
-def wrap_int(v: np.ndarray, dst: ElementType) -> np.ndarray:
-    """int64/uint64 values wrapped (mod 2^bits, two's complement) to integer type ``dst``."""
-    v = np.asarray(v)
-    if dst.bits >= 8:
-        return v.astype(dst.dtype)  # numpy's integer casts wrap
-    p = v.astype(np.uint64) & np.uint64((1 << dst.bits) - 1)
-    if dst.is_unsigned:
-        return p.astype(dst.dtype)
-    s = p.astype(np.int64)
-    s = np.where(s >= (1 << (dst.bits - 1)), s - (1 << dst.bits), s)
-    return s.astype(dst.dtype)
 
 
 def _float_to_int(x: np.ndarray, dst: ElementType) -> np.ndarray:

@@ -43,7 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from hlolab.errors import ExecutionError, NotImplementedOpError, UnsupportedError
+from hlolab.errors import ExecutionError, UnsupportedError
+from hlolab.ops.common import reject_quantized, wrap_int
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import elementwise_explain
 from hlolab.trace.provenance import elementwise_provenance
@@ -213,10 +214,6 @@ def _verify_add(ctx: OpCall) -> None:
 # --- registration -------------------------------------------------------------
 
 
-def _reject_quantized(ctx: OpCall) -> None:
-    types = [*ctx.operand_types, *ctx.result_types]
-    if any(isinstance(t, TensorType) and t.is_quantized for t in types):
-        raise NotImplementedOpError(ctx.name, ctx.loc, detail="quantized operands")
 
 
 def _check_runtime_shapes(ctx: OpCall, args: Sequence[Any]) -> None:
@@ -238,7 +235,7 @@ def elementwise_op(name: str, alias: str, verify: Callable[[OpCall], None],
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         def evaluate(ctx: OpCall, *args: Any) -> np.ndarray:
             if not quantized:
-                _reject_quantized(ctx)
+                reject_quantized(ctx)
             _check_runtime_shapes(ctx, args)
             with np.errstate(all="ignore"):
                 out = np.asarray(fn(ctx, *args))
@@ -292,18 +289,6 @@ def _bits(x: np.ndarray, et: ElementType) -> np.ndarray:
     return p & _mask(et.bits)
 
 
-def _wrap(v: np.ndarray, et: ElementType) -> np.ndarray:
-    """Wrap int64/uint64 values (mod 2^64) to ``et``'s bit width, two's complement."""
-    v = np.asarray(v)
-    p = v.view(np.uint64) if v.dtype == np.int64 else v.astype(np.uint64)
-    if et.bits == 64:
-        return p.view(et.dtype)
-    p = p & _mask(et.bits)
-    if et.is_unsigned:
-        return p.astype(et.dtype)
-    s = p.astype(np.int64)
-    s = np.where(s >= (1 << (et.bits - 1)), s - (1 << et.bits), s)
-    return s.astype(et.dtype)
 
 
 def _signed_bits(p: np.ndarray, bits: int) -> np.ndarray:
@@ -361,7 +346,7 @@ def add(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     if et.is_bool:
         return np.logical_or(lhs, rhs)
     if et.is_int:
-        return _wrap(_wide(lhs, et) + _wide(rhs, et), et)
+        return wrap_int(_wide(lhs, et) + _wide(rhs, et), et)
     return _compute(lhs) + _compute(rhs)
 
 
@@ -370,7 +355,7 @@ def subtract(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """lhs - rhs: wrapping for integers, IEEE subtraction for floats."""
     et = _et(ctx)
     if et.is_int:
-        return _wrap(_wide(lhs, et) - _wide(rhs, et), et)
+        return wrap_int(_wide(lhs, et) - _wide(rhs, et), et)
     return _compute(lhs) - _compute(rhs)
 
 
@@ -381,7 +366,7 @@ def multiply(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     if et.is_bool:
         return np.logical_and(lhs, rhs)
     if et.is_int:
-        return _wrap(_wide(lhs, et) * _wide(rhs, et), et)
+        return wrap_int(_wide(lhs, et) * _wide(rhs, et), et)
     return _compute(lhs) * _compute(rhs)
 
 
@@ -400,7 +385,7 @@ def _int_divmod(lhs: np.ndarray, rhs: np.ndarray, et: ElementType) -> tuple[np.n
     r = np.where(fix, r - safe_b, r)
     q = np.where(zero, np.full_like(q, -1) if et.is_signed else np.full_like(q, _mask(et.bits)), q)
     r = np.where(zero, a, r)
-    return _wrap(q, et), _wrap(r, et)
+    return wrap_int(q, et), wrap_int(r, et)
 
 
 @elementwise_op("stablehlo.divide", "Div", same_type_verifier(NUMERIC_Q))
@@ -447,7 +432,7 @@ def _int_power(base: np.ndarray, exponent: np.ndarray, et: ElementType) -> np.nd
     negative = ((e_bits >> np.uint64(et.bits - 1)) == 1) & (et.is_signed or et.bits >= 8)
     odd = (e_bits & np.uint64(1)) == 1
     small = np.where(a_bits == 1, 1, np.where(a_bits == _mask(et.bits), np.where(odd, -1, 1), 0))
-    return _wrap(np.where(negative, small.astype(np.int64), result.astype(np.int64)), et)
+    return wrap_int(np.where(negative, small.astype(np.int64), result.astype(np.int64)), et)
 
 
 @elementwise_op("stablehlo.power", "Pow", same_type_verifier(NUMERIC_Q))
@@ -470,7 +455,7 @@ def negate(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """-operand: wrapping for integers (unsigned: negate the bit pattern), IEEE negate for floats."""
     et = _et(ctx)
     if et.is_int:
-        return _wrap(np.zeros_like(_wide(operand, et)) - _wide(operand, et), et)
+        return wrap_int(np.zeros_like(_wide(operand, et)) - _wide(operand, et), et)
     if et.is_float and et.name not in _NO_SIGNED_ZERO:
         return _sign_bit_op(operand, et, negate=True)
     return np.negative(_compute(operand))
@@ -481,7 +466,7 @@ def abs_(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """|operand|: abs(INT_MIN) = INT_MIN (wraps); the modulus (a real) for complex numbers."""
     et = _et(ctx)
     if et.is_int:
-        return _wrap(np.abs(_wide(operand, et)), et)
+        return wrap_int(np.abs(_wide(operand, et)), et)
     if et.is_float and et.name not in _NO_SIGNED_ZERO:
         return _sign_bit_op(operand, et, negate=False)
     return np.abs(_compute(operand))
@@ -492,7 +477,7 @@ def sign(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """-1, 0 or 1; floats keep NaN and signed zeros as they are; complex x gives x / |x|."""
     et = _et(ctx)
     if et.is_int:
-        return _wrap(np.sign(_wide(operand, et)), et)
+        return wrap_int(np.sign(_wide(operand, et)), et)
     if et.is_complex:
         re, im = operand.real, operand.imag
         modulus = np.abs(operand)
@@ -520,7 +505,9 @@ def maximum(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     if et.is_bool:
         return np.logical_or(lhs, rhs)
     if et.is_int:
-        return np.maximum(lhs, rhs) if et.bits >= 8 else _wrap(np.maximum(_wide(lhs, et), _wide(rhs, et)), et)
+        if et.bits >= 8:
+            return np.maximum(lhs, rhs)
+        return wrap_int(np.maximum(_wide(lhs, et), _wide(rhs, et)), et)
     if et.is_complex:
         # lhs when it is greater, else rhs (ties and NaN comparisons too): the reference
         # interpreter and jax.lax.max (XLA's own complex max ignores the imaginary parts)
@@ -539,7 +526,9 @@ def minimum(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     if et.is_bool:
         return np.logical_and(lhs, rhs)
     if et.is_int:
-        return np.minimum(lhs, rhs) if et.bits >= 8 else _wrap(np.minimum(_wide(lhs, et), _wide(rhs, et)), et)
+        if et.bits >= 8:
+            return np.minimum(lhs, rhs)
+        return wrap_int(np.minimum(_wide(lhs, et), _wide(rhs, et)), et)
     if et.is_complex:
         take = np.where(lhs.real == rhs.real, lhs.imag < rhs.imag, lhs.real < rhs.real)
         return _float_select(lhs, rhs, take)
@@ -735,7 +724,7 @@ def and_(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     et = _et(ctx)
     if et.is_bool:
         return np.logical_and(lhs, rhs)
-    return _wrap(_bits(lhs, et) & _bits(rhs, et), et)
+    return wrap_int(_bits(lhs, et) & _bits(rhs, et), et)
 
 
 @elementwise_op("stablehlo.or", "Or", _BI)
@@ -744,7 +733,7 @@ def or_(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     et = _et(ctx)
     if et.is_bool:
         return np.logical_or(lhs, rhs)
-    return _wrap(_bits(lhs, et) | _bits(rhs, et), et)
+    return wrap_int(_bits(lhs, et) | _bits(rhs, et), et)
 
 
 @elementwise_op("stablehlo.xor", "Xor", _BI)
@@ -753,7 +742,7 @@ def xor(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     et = _et(ctx)
     if et.is_bool:
         return np.logical_xor(lhs, rhs)
-    return _wrap(_bits(lhs, et) ^ _bits(rhs, et), et)
+    return wrap_int(_bits(lhs, et) ^ _bits(rhs, et), et)
 
 
 @elementwise_op("stablehlo.not", "Not", same_type_verifier(BOOL_OR_INT, ("operand",), relation="type"))
@@ -762,7 +751,7 @@ def not_(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     et = _et(ctx)
     if et.is_bool:
         return np.logical_not(operand)
-    return _wrap(~_bits(operand, et), et)
+    return wrap_int(~_bits(operand, et), et)
 
 
 _INT1 = same_type_verifier(INT, ("operand",), relation="type")
@@ -772,7 +761,7 @@ _INT1 = same_type_verifier(INT, ("operand",), relation="type")
 def popcnt(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """The number of bits set in the operand's bit pattern (wrapped to the type: i2 has 2 -> -2)."""
     et = _et(ctx)
-    return _wrap(np.bitwise_count(_bits(operand, et)).astype(np.uint64), et)
+    return wrap_int(np.bitwise_count(_bits(operand, et)).astype(np.uint64), et)
 
 
 def _bit_length(p: np.ndarray) -> np.ndarray:
@@ -789,7 +778,7 @@ def _bit_length(p: np.ndarray) -> np.ndarray:
 def count_leading_zeros(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """The number of leading zero bits in the operand's bit-width pattern."""
     et = _et(ctx)
-    return _wrap(np.uint64(et.bits) - _bit_length(_bits(operand, et)), et)
+    return wrap_int(np.uint64(et.bits) - _bit_length(_bits(operand, et)), et)
 
 
 _SHIFT = same_type_verifier(INT, relation="type")
@@ -807,7 +796,7 @@ def shift_left(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """lhs << rhs; 0 when rhs is negative or >= the bit width."""
     et = _et(ctx)
     in_range, amount = _shift_amount(rhs, et)
-    return _wrap(np.where(in_range, _bits(lhs, et) << amount, np.uint64(0)), et)
+    return wrap_int(np.where(in_range, _bits(lhs, et) << amount, np.uint64(0)), et)
 
 
 @elementwise_op("stablehlo.shift_right_logical", "ShiftRightLogical", _SHIFT)
@@ -815,7 +804,7 @@ def shift_right_logical(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.nda
     """lhs >> rhs filling with zeros; 0 when rhs is negative or >= the bit width."""
     et = _et(ctx)
     in_range, amount = _shift_amount(rhs, et)
-    return _wrap(np.where(in_range, _bits(lhs, et) >> amount, np.uint64(0)), et)
+    return wrap_int(np.where(in_range, _bits(lhs, et) >> amount, np.uint64(0)), et)
 
 
 @elementwise_op("stablehlo.shift_right_arithmetic", "ShiftRightArithmetic", _SHIFT)
@@ -824,4 +813,4 @@ def shift_right_arithmetic(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.
     et = _et(ctx)
     _, amount = _shift_amount(rhs, et)  # shifting by bits - 1 is the sign fill
     value = _signed_bits(_bits(lhs, et), et.bits)
-    return _wrap(value >> amount.astype(np.int64), et)
+    return wrap_int(value >> amount.astype(np.int64), et)

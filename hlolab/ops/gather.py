@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from hlolab.errors import ExecutionError, NotImplementedOpError
+from hlolab.errors import ExecutionError
+from hlolab.ops.common import check_value, reject_quantized
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element
 from hlolab.trace.explain import Explanation, Step
@@ -351,22 +352,14 @@ def _one(index: tuple[int, ...]) -> Index:
 
 # --- evaluation ------------------------------------------------------------------------
 
-def _reject_quantized(ctx: OpCall) -> None:
-    for t in (*ctx.operand_types, *ctx.result_types):
-        if isinstance(t, TensorType) and t.is_quantized:
-            raise NotImplementedOpError(ctx.name, ctx.loc, detail="quantized operands")
 
 
-def _check_value(ctx: OpCall, value: Any, t: Any, what: str) -> None:
-    if not isinstance(value, np.ndarray) or value.dtype != t.dtype or value.shape != t.static_shape():
-        got = f"{value.dtype}{list(value.shape)}" if isinstance(value, np.ndarray) else type(value).__name__
-        raise ExecutionError(f"{ctx.name}: {what} value {got} does not match its type {t}", ctx.loc)
 
 
 def _dynamic_slice_sizes(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray,
                          slice_sizes: np.ndarray) -> tuple[int, ...]:
     """The slice_sizes operand read exactly, with the constraints on its values checked."""
-    _check_value(ctx, slice_sizes, ctx.operand_types[2], "slice_sizes")
+    check_value(ctx, slice_sizes, ctx.operand_types[2], "slice_sizes")
     sizes = tuple(int(v) for v in slice_sizes.reshape(-1))
     check_gather(_dynamic_err(ctx), ctx.operand_types[0], ctx.operand_types[1], ctx.result_tensor(0),
                  gather_dims(ctx), sizes)
@@ -375,9 +368,9 @@ def _dynamic_slice_sizes(ctx: OpCall, operand: np.ndarray, start_indices: np.nda
 
 def _run(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray,
          slice_sizes: Sequence[int]) -> np.ndarray:
-    _reject_quantized(ctx)
-    _check_value(ctx, operand, ctx.operand_types[0], "operand")
-    _check_value(ctx, start_indices, ctx.operand_types[1], "start_indices")
+    reject_quantized(ctx)
+    check_value(ctx, operand, ctx.operand_types[0], "operand")
+    check_value(ctx, start_indices, ctx.operand_types[1], "start_indices")
     shape = ctx.result_tensor(0).static_shape()
     if int(np.prod(shape, dtype=np.int64)) == 0:
         return np.empty(shape, dtype=operand.dtype)
@@ -590,6 +583,6 @@ def gather(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray) -> np.nd
 def dynamic_gather(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray,
                    slice_sizes: np.ndarray) -> np.ndarray:
     """gather with slice_sizes given as a value."""
-    _check_value(ctx, start_indices, ctx.operand_types[1], "start_indices")
+    check_value(ctx, start_indices, ctx.operand_types[1], "start_indices")
     return _run(ctx, operand, start_indices,
                 _dynamic_slice_sizes(ctx, operand, start_indices, slice_sizes))

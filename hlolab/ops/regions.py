@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from hlolab.ir.module import Region, Value
-from hlolab.ops.elementwise import _wide, _wrap
+from hlolab.ops.common import wrap_int
+from hlolab.ops.elementwise import _wide
 from hlolab.types import ElementType, TensorType
 
 BINARY_OPS: dict[str, str] = {
@@ -153,7 +154,7 @@ def combine_at(name: str, acc: np.ndarray, targets: np.ndarray, values: np.ndarr
     if et.is_int:
         wide = _wide(acc, et)
         _INT_UFUNCS[name].at(wide, t, _wide(v, et))
-        acc[...] = _wrap(wide, et)
+        acc[...] = wrap_int(wide, et)
         return True
     if name in ("add", "multiply"):
         (np.add if name == "add" else np.multiply).at(acc, t, v.astype(acc.dtype))

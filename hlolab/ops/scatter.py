@@ -37,7 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from hlolab.errors import ExecutionError, NotImplementedOpError
+from hlolab.errors import ExecutionError
+from hlolab.ops.common import check_value, reject_quantized
 from hlolab.ops.regions import can_combine_at, combine_at, recognize_binary_each
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element
@@ -407,16 +408,8 @@ def _batch_positions(scatter_shape: Sequence[int], updates_shape: Sequence[int],
 
 # --- evaluation ------------------------------------------------------------------------
 
-def _reject_quantized(ctx: OpCall) -> None:
-    for t in (*ctx.operand_types, *ctx.result_types):
-        if isinstance(t, TensorType) and t.is_quantized:
-            raise NotImplementedOpError(ctx.name, ctx.loc, detail="quantized operands")
 
 
-def _check_value(ctx: OpCall, value: Any, t: Any, what: str) -> None:
-    if not isinstance(value, np.ndarray) or value.dtype != t.dtype or value.shape != t.static_shape():
-        got = f"{value.dtype}{list(value.shape)}" if isinstance(value, np.ndarray) else type(value).__name__
-        raise ExecutionError(f"{ctx.name}: {what} value {got} does not match its type {t}", ctx.loc)
 
 
 def _split(ctx: OpCall, operands: Sequence[Any]) -> tuple[list[np.ndarray], np.ndarray, list[np.ndarray]]:
@@ -442,13 +435,13 @@ def body_kinds(ctx: OpCall) -> list[str] | None:
 def scatter(ctx: OpCall, *operands: np.ndarray) -> list[np.ndarray]:
     """results = inputs with every in-bounds update element combined into
     results...[result_index] by update_computation, in row-major update order."""
-    _reject_quantized(ctx)
+    reject_quantized(ctx)
     inputs, scatter_indices, updates = _split(ctx, operands)
     n = len(inputs)
     for i in range(n):
-        _check_value(ctx, inputs[i], ctx.operand_types[i], f"inputs[{i}]")
-        _check_value(ctx, updates[i], ctx.operand_types[n + 1 + i], f"updates[{i}]")
-    _check_value(ctx, scatter_indices, ctx.operand_types[n], "scatter_indices")
+        check_value(ctx, inputs[i], ctx.operand_types[i], f"inputs[{i}]")
+        check_value(ctx, updates[i], ctx.operand_types[n + 1 + i], f"updates[{i}]")
+    check_value(ctx, scatter_indices, ctx.operand_types[n], "scatter_indices")
     es = _elements(ctx)
     # to_destination_type: Ei may be wider than the inputs (is_promotable)
     results = [np.array(x.astype(e.dtype, copy=False), order="C") for x, e in zip(inputs, es, strict=True)]

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from hlolab.errors import ExecutionError, NotImplementedOpError
+from hlolab.errors import ExecutionError
+from hlolab.ops.common import check_value, reject_quantized
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element, same_type
 from hlolab.trace.explain import Explanation, Step
@@ -72,16 +73,8 @@ def _start_index_types(ctx: OpCall, first: int, label: str, same_label: str) -> 
     return types
 
 
-def _reject_quantized(ctx: OpCall) -> None:
-    for t in (*ctx.operand_types, *ctx.result_types):
-        if isinstance(t, TensorType) and t.is_quantized:
-            raise NotImplementedOpError(ctx.name, ctx.loc, detail="quantized operands")
 
 
-def _check_shape(ctx: OpCall, value: Any, t: Any, what: str) -> None:
-    if not isinstance(value, np.ndarray) or value.dtype != t.dtype or value.shape != t.static_shape():
-        got = f"{value.dtype}{list(value.shape)}" if isinstance(value, np.ndarray) else type(value).__name__
-        raise ExecutionError(f"{ctx.name}: {what} value {got} does not match its type {t}", ctx.loc)
 
 
 def read_start_indices(values: Sequence[np.ndarray]) -> tuple[int, ...]:
@@ -197,10 +190,10 @@ def _explain_dynamic_slice(ctx: OpCall, inputs: list[Any], outputs: list[Any], r
     provenance=_prov_dynamic_slice, explain=_explain_dynamic_slice)
 def dynamic_slice(ctx: OpCall, operand: np.ndarray, *start_indices: np.ndarray) -> np.ndarray:
     """result[result_index] = operand[adjusted_start_indices + result_index]."""
-    _reject_quantized(ctx)
-    _check_shape(ctx, operand, ctx.operand_types[0], "operand")
+    reject_quantized(ctx)
+    check_value(ctx, operand, ctx.operand_types[0], "operand")
     for k, v in enumerate(start_indices):
-        _check_shape(ctx, v, ctx.operand_types[1 + k], f"start_indices[{k}]")
+        check_value(ctx, v, ctx.operand_types[1 + k], f"start_indices[{k}]")
     sizes = ctx.ints("slice_sizes")
     adjusted = adjusted_start_indices(read_start_indices(start_indices), operand.shape, sizes)
     return operand[tuple(slice(a, a + z) for a, z in zip(adjusted, sizes, strict=True))].copy()
@@ -291,11 +284,11 @@ def _explain_dynamic_update_slice(ctx: OpCall, inputs: list[Any], outputs: list[
 def dynamic_update_slice(ctx: OpCall, operand: np.ndarray, update: np.ndarray,
                          *start_indices: np.ndarray) -> np.ndarray:
     """operand with the window at adjusted_start_indices replaced by update."""
-    _reject_quantized(ctx)
-    _check_shape(ctx, operand, ctx.operand_types[0], "operand")
-    _check_shape(ctx, update, ctx.operand_types[1], "update")
+    reject_quantized(ctx)
+    check_value(ctx, operand, ctx.operand_types[0], "operand")
+    check_value(ctx, update, ctx.operand_types[1], "update")
     for k, v in enumerate(start_indices):
-        _check_shape(ctx, v, ctx.operand_types[2 + k], f"start_indices[{k}]")
+        check_value(ctx, v, ctx.operand_types[2 + k], f"start_indices[{k}]")
     adjusted = adjusted_start_indices(read_start_indices(start_indices), operand.shape, update.shape)
     result = operand.copy()
     result[tuple(slice(a, a + u) for a, u in zip(adjusted, update.shape, strict=True))] = update

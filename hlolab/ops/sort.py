@@ -28,9 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from hlolab.errors import ExecutionError, NotImplementedOpError
+from hlolab.errors import ExecutionError
 from hlolab.ir.attrs import DenseElementsAttr
 from hlolab.ir.module import Op, Value
+from hlolab.ops.common import check_value, reject_quantized
 from hlolab.ops.compare import compare_arrays, default_compare_type, total_order_key
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_type
@@ -459,12 +460,9 @@ def _explain_sort(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: in
     explain=_explain_sort)
 def sort(ctx: OpCall, *inputs: np.ndarray) -> list[np.ndarray]:
     """results_together[result_slice] = sort(inputs_together[result_slice], comparator_together)."""
-    for t in (*ctx.operand_types, *ctx.result_types):
-        if isinstance(t, TensorType) and t.is_quantized:
-            raise NotImplementedOpError(ctx.name, ctx.loc, detail="quantized operands")
+    reject_quantized(ctx)
     for i, (x, t) in enumerate(zip(inputs, ctx.operand_types, strict=True)):
-        if not isinstance(x, np.ndarray) or x.dtype != t.dtype or x.shape != t.static_shape():
-            raise ExecutionError(f"{ctx.name}: inputs[{i}] value does not match its type {t}", ctx.loc)
+        check_value(ctx, x, t, f"inputs[{i}]")
     perm, kind = sort_permutation(ctx, list(inputs))
     ctx._sort_perm = (perm, kind)  # type: ignore[attr-defined]  # provenance/explain reuse it
     dim = adjusted_dimension(ctx)
