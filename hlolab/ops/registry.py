@@ -22,7 +22,7 @@ stepping engine can go op by op through their bodies.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -189,83 +189,52 @@ class OpCall:
             raise self.error(None, f"missing attribute '{key}'")
         return default
 
+    def _typed(self, key: str, default: Any, what: str,
+               convert: Callable[[Any], Any]) -> Any:
+        """Attribute ``key`` through ``convert`` (None: wrong kind), or ``default``."""
+        a = self.attr(key, default)
+        if a is default and default is not OpCall._MISSING:
+            return default
+        value = convert(a)
+        if value is None:
+            raise self.error(None, f"attribute '{key}' must be {what}, got {a}")
+        return value
+
     def ints(self, key: str, default: Any = _MISSING) -> tuple[int, ...]:
         """An integer list attribute (array<i64: ...>, dense<...>, [1, 2])."""
-        a = self.attr(key, default)
-        if a is default and default is not OpCall._MISSING:
-            return default
-        return attr_ints(a, self, key)
+        return self._typed(key, default, "a list of integers", _as_ints)
 
     def int(self, key: str, default: Any = _MISSING) -> int:
-        a = self.attr(key, default)
-        if a is default and default is not OpCall._MISSING:
-            return default
-        if isinstance(a, IntegerAttr):
-            return a.value
-        if isinstance(a, DenseElementsAttr) and a.array.size == 1:
-            return int(a.array.reshape(()))
-        raise self.error(None, f"attribute '{key}' must be an integer, got {a}")
+        return self._typed(key, default, "an integer", _as_int)
 
     def float(self, key: str, default: Any = _MISSING) -> float:
-        a = self.attr(key, default)
-        if a is default and default is not OpCall._MISSING:
-            return default
-        if isinstance(a, (FloatAttr, IntegerAttr)):
-            return float(a.value)
-        raise self.error(None, f"attribute '{key}' must be a float, got {a}")
+        return self._typed(key, default, "a float", lambda a: float(a.value)
+                           if isinstance(a, (FloatAttr, IntegerAttr)) else None)
 
     def bool(self, key: str, default: Any = _MISSING) -> bool:
-        a = self.attr(key, default)
-        if a is default and default is not OpCall._MISSING:
-            return default
-        if isinstance(a, BoolAttr):
-            return a.value
-        raise self.error(None, f"attribute '{key}' must be a bool, got {a}")
+        return self._typed(key, default, "a bool",
+                           lambda a: a.value if isinstance(a, BoolAttr) else None)
 
     def enum(self, key: str, default: Any = _MISSING) -> str:
         """The case of an enum attribute: ``#stablehlo<comparison_direction GT>`` -> "GT"."""
-        a = self.attr(key, default)
-        if a is default and default is not OpCall._MISSING:
-            return default
-        if isinstance(a, EnumAttr):
-            return a.value
-        if isinstance(a, StringAttr):
-            return a.value
-        raise self.error(None, f"attribute '{key}' must be an enum, got {a}")
+        return self._typed(key, default, "an enum", lambda a: a.value
+                           if isinstance(a, (EnumAttr, StringAttr)) else None)
 
     def string(self, key: str, default: Any = _MISSING) -> str:
-        a = self.attr(key, default)
-        if a is default and default is not OpCall._MISSING:
-            return default
-        if isinstance(a, StringAttr):
-            return a.value
-        raise self.error(None, f"attribute '{key}' must be a string, got {a}")
+        return self._typed(key, default, "a string",
+                           lambda a: a.value if isinstance(a, StringAttr) else None)
 
     def symbol(self, key: str, default: Any = _MISSING) -> str:
-        a = self.attr(key, default)
-        if a is default and default is not OpCall._MISSING:
-            return default
-        if isinstance(a, SymbolRefAttr):
-            return a.name
-        if isinstance(a, StringAttr):
-            return a.value
-        raise self.error(None, f"attribute '{key}' must be a symbol, got {a}")
+        return self._typed(key, default, "a symbol", lambda a: a.name if isinstance(a, SymbolRefAttr)
+                           else a.value if isinstance(a, StringAttr) else None)
 
     def dense(self, key: str, default: Any = _MISSING) -> np.ndarray:
-        a = self.attr(key, default)
-        if a is default and default is not OpCall._MISSING:
-            return default
-        if isinstance(a, DenseElementsAttr):
-            return a.array
-        raise self.error(None, f"attribute '{key}' must be a dense elements attribute, got {a}")
+        return self._typed(key, default, "a dense elements attribute",
+                           lambda a: a.array if isinstance(a, DenseElementsAttr) else None)
 
     def struct(self, key: str, default: Any = _MISSING) -> StructAttr:
-        a = self.attr(key, default)
-        if a is default and default is not OpCall._MISSING:
-            return default
-        if isinstance(a, StructAttr):
-            return a
-        raise self.error(None, f"attribute '{key}' must be a #{key} struct, got {a}")
+        return self._typed(key, default, f"a #{key} struct",
+                           lambda a: a if isinstance(a, StructAttr) else None)
 
     # --- regions (the interpreter provides these) ------------------------
     def run_region(self, index: int, args: list[Any]) -> list[Any]:
@@ -275,8 +244,16 @@ class OpCall:
         raise NotImplementedError("step_region needs an interpreter")
 
 
-def attr_ints(a: Any, call: OpCall | None = None, key: str = "") -> tuple[int, ...]:
-    """Integers of an int-list attribute in any of its spellings."""
+def _as_int(a: Any) -> int | None:
+    if isinstance(a, IntegerAttr):
+        return a.value
+    if isinstance(a, DenseElementsAttr) and a.array.size == 1:
+        return int(a.array.reshape(()))
+    return None
+
+
+def _as_ints(a: Any) -> tuple[int, ...] | None:
+    """Integers of an int-list attribute in any of its spellings (None: not one)."""
     if isinstance(a, DenseArrayAttr):
         return tuple(int(v) for v in a.values)
     if isinstance(a, DenseElementsAttr):
@@ -285,15 +262,5 @@ def attr_ints(a: Any, call: OpCall | None = None, key: str = "") -> tuple[int, .
         return tuple(x.value for x in a.items)
     if isinstance(a, tuple) and all(isinstance(x, int) for x in a):
         return a
-    msg = f"attribute '{key}' must be a list of integers, got {a}"
-    if call is not None:
-        raise call.error(None, msg)
-    raise ValueError(msg)
+    return None
 
-
-@dataclass
-class ParamSchema:
-    """Explorer/export parameters of an op (filled in by later issues)."""
-
-    params: dict[str, Any] = field(default_factory=dict)
-    presets: dict[str, dict[str, Any]] = field(default_factory=dict)
