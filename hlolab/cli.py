@@ -117,7 +117,7 @@ def cmd_explain(ns: argparse.Namespace) -> int:
     from hlolab.interp.engine import Interpreter
     from hlolab.ir.parser import parse_module
     from hlolab.ops.registry import lookup
-    from hlolab.runner import _random_args
+    from hlolab.runner import random_args
     from hlolab.trace.explain import format_explanation
     from hlolab.trace.locate import ValueRef, find_event, parse_index
 
@@ -130,7 +130,7 @@ def cmd_explain(ns: argparse.Namespace) -> int:
     func = interp.entry(ns.entry)
     args = _load_inputs(ns)
     if args is None:
-        args = _random_args(func, ns.seed) if func.args else []
+        args = random_args(func, ns.seed) if func.args else []
     event, k = find_event(interp.events(func.name, args), ValueRef.parse(ns.value), ns.iteration)
     index = parse_index(ns.index)
     opdef = lookup(event.op.name)

@@ -58,7 +58,7 @@ def run_module(module: Module, label: str, entry: str | None = None,
         interp = Interpreter(module)
         func = interp.entry(entry)
         if args is None:
-            args = [] if not func.args else _random_args(func, seed)
+            args = [] if not func.args else random_args(func, seed)
         checks = 0
         gen = interp.steps(func.name, args)
         while True:
@@ -82,7 +82,7 @@ def run_module(module: Module, label: str, entry: str | None = None,
         return ModuleResult(label, "ERROR", "recursion too deep while running the program")
 
 
-def _random_args(func: Any, seed: int | None) -> list[Any]:
+def random_args(func: Any, seed: int | None) -> list[Any]:
     if seed is None:
         raise ExecutionError(f"@{func.name} takes {len(func.args)} arguments: give them with --args, "
                              "--input FILE.npy, or --seed N for random values")
