@@ -1,0 +1,75 @@
+"""FanInProvenance: the on-demand window provenance of fan-in ops."""
+
+import numpy as np
+import pytest
+
+from hlolab.trace.fanin import Fan, FanInProvenance, expand
+from hlolab.trace.provenance import Source, Target
+
+
+def _row_sum(shape=(3, 4)):
+    """result[i] = init + sum_j operand[i, j]: operand 0 rows, operand 1 a rank-0 init."""
+    n = shape[1]
+
+    def fans(result, ridx):
+        (i,) = ridx
+        j = np.arange(n, dtype=np.int64)
+        return [Fan(1, "init", ()), Fan(0, "window", (expand(i, 1), j))]
+
+    return FanInProvenance([(shape[0],)], [shape, ()], fans, schedule="init, then j = 0..n-1")
+
+
+def _padded_1d(n=5, k=3, pad=1):
+    """A 1-D 'same' window sum over an operand zero-padded by `pad` on both sides."""
+    frame = (n + 2 * pad,)
+
+    def fans(result, ridx):
+        (o,) = ridx
+        p = expand(o, 1) + np.arange(k)  # position in the padded frame
+        inside = (p >= pad) & (p < pad + n)
+        return [Fan(0, "window", (p - pad,), valid=inside, position=(p,)),
+                Fan(None, "pad_value", (p,), valid=~inside, frame=frame, position=(p,))]
+
+    return FanInProvenance([(n + 2 * pad - k + 1,)], [(n,)], fans, chunk_elements=4)
+
+
+def test_sources_follow_the_schedule_order():
+    prov = _row_sum()
+    assert prov.sources(0, (1,)) == [Source(1, (), "init")] + [Source(0, (1, j), "window") for j in range(4)]
+    assert prov.schedule == "init, then j = 0..n-1"
+
+
+def test_targets_and_set_forms():
+    prov = _row_sum()
+    assert prov.targets(0, (2, 3)) == [Target(0, (2,), "window")]
+    assert prov.targets(1, ()) == [Target(0, (i,), "init") for i in range(3)]
+    back = prov.back(0, np.array([True, False, True]))
+    assert back[(0, "window")].tolist() == [[True] * 4, [False] * 4, [True] * 4]
+    assert back[(1, "init")].shape == () and bool(back[(1, "init")])
+    fwd = prov.fwd(0, np.eye(3, 4, dtype=bool))
+    assert fwd[(0, "window")].tolist() == [True, True, True]
+
+
+def test_padding_positions_and_implicit_frame():
+    prov = _padded_1d()
+    src = prov.sources(0, (0,))
+    assert src == [Source(0, (0,), "window"), Source(0, (1,), "window"), Source(None, (0,), "pad_value")]
+    (win, pad) = prov.window(0, (4,))
+    assert win.position[:, 0].tolist() == [4, 5, 6]
+    assert win.valid.tolist() == [True, True, False] and pad.valid.tolist() == [False, False, True]
+    # chunked evaluation (chunk_elements=4 < output x window) agrees with one element at a time
+    mask = np.ones(5, dtype=bool)
+    back = prov.back(0, mask)
+    assert back[(0, "window")].all()
+    assert back[(None, "pad_value")].tolist() == [True, False, False, False, False, False, True]
+    fwd = prov.fwd(0, np.array([False, False, False, False, True]))
+    assert np.flatnonzero(fwd[(0, "window")]).tolist() == [3, 4]
+
+
+def test_bad_fans_are_reported():
+    def fans(result, ridx):
+        return [Fan(0, "nonsense", (np.zeros((), np.int64),))]
+
+    prov = FanInProvenance([(2,)], [(3,)], fans)
+    with pytest.raises(ValueError, match="unknown provenance role"):
+        prov.sources(0, (0,))
