@@ -22,10 +22,11 @@ def _jax():
     return jax, jnp
 
 
-def _case(name: str, elements: int, hlolab: Callable, numpy: Callable, jax: Callable | None = None):
+def _case(name: str, elements: int, hlolab: Callable, numpy: Callable, jax: Callable | None = None,
+          rtol: float = 0.0):
     from bench.run import Case
 
-    return Case(name, elements, hlolab, numpy, jax)
+    return Case(name, elements, hlolab, numpy, jax, rtol)
 
 
 def _runner(name: str, inputs: list, attrs: dict, result_types: list) -> Callable[[], object]:
@@ -137,6 +138,84 @@ def sort_rows():
                  lambda: np.sort(x, axis=1, kind="stable"))
 
 
+def dot_general_f32():
+    a = RNG.standard_normal((512, 512)).astype(np.float32)
+    b = RNG.standard_normal((512, 512)).astype(np.float32)
+    text = """func.func @main(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>) -> tensor<512x512xf32> {
+      %r = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0]
+          : (tensor<512x512xf32>, tensor<512x512xf32>) -> tensor<512x512xf32>
+      func.return %r : tensor<512x512xf32>
+    }"""
+    jax, jnp = _jax()
+    jf = jax.jit(jnp.matmul) if jax else None
+    return _case("dot_general f32 512x512x512", 512 * 512, _op_runner(text, [a, b]),
+                 lambda: np.matmul(a, b), (lambda: jf(a, b).block_until_ready()) if jf else None,
+                 rtol=1e-5)
+
+
+def conv2d_f32():
+    """NHWC 1x64x64x32 input, HWIO 3x3x32x32 kernel, stride 1, SAME padding."""
+    x = RNG.standard_normal((1, 64, 64, 32)).astype(np.float32)
+    w = RNG.standard_normal((3, 3, 32, 32)).astype(np.float32)
+    text = """func.func @main(%x: tensor<1x64x64x32xf32>,
+                         %w: tensor<3x3x32x32xf32>) -> tensor<1x64x64x32xf32> {
+      %r = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
+          window = {stride = [1, 1], pad = [[1, 1], [1, 1]]}
+          {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+          : (tensor<1x64x64x32xf32>, tensor<3x3x32x32xf32>) -> tensor<1x64x64x32xf32>
+      func.return %r : tensor<1x64x64x32xf32>
+    }"""
+
+    def im2col():  # the best direct numpy formulation: pad, 9 shifted views, one matmul
+        xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+        cols = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(1, 2))  # 1,64,64,32,3,3
+        cols = cols.transpose(0, 1, 2, 4, 5, 3).reshape(64 * 64, 3 * 3 * 32)
+        return (cols @ w.reshape(3 * 3 * 32, 32)).reshape(1, 64, 64, 32)
+
+    jax, _ = _jax()
+    jf = None
+    if jax:
+        from jax import lax
+
+        jf = jax.jit(lambda x, w: lax.conv_general_dilated(
+            x, w, (1, 1), ((1, 1), (1, 1)), dimension_numbers=("NHWC", "HWIO", "NHWC")))
+    return _case("conv2d f32 1x64x64x32 3x3x32x32", 64 * 64 * 32, _op_runner(text, [x, w]), im2col,
+                 (lambda: jf(x, w).block_until_ready()) if jf else None, rtol=1e-5)
+
+
+def _reduce_window_text(body: str, init_dtype: str, window: str, strides: str, out: str) -> str:
+    return f"""func.func @main(%x: tensor<256x256xf32>, %i: tensor<f32>) -> tensor<{out}xf32> {{
+      %r = "stablehlo.reduce_window"(%x, %i) <{{window_dimensions = array<i64: {window}>,
+          window_strides = array<i64: {strides}>}}> ({{
+      ^bb0(%a: tensor<{init_dtype}>, %b: tensor<{init_dtype}>):
+        %s = {body} %a, %b : tensor<{init_dtype}>
+        stablehlo.return %s : tensor<{init_dtype}>
+      }}) : (tensor<256x256xf32>, tensor<f32>) -> tensor<{out}xf32>
+      func.return %r : tensor<{out}xf32>
+    }}"""
+
+
+def reduce_window_max():
+    """3x3 max, stride 1 (a max-pool without padding) over 256x256 f32."""
+    x = RNG.standard_normal((256, 256)).astype(np.float32)
+    init = np.array(-np.inf, np.float32)
+    text = _reduce_window_text("stablehlo.maximum", "f32", "3, 3", "1, 1", "254x254")
+    view = np.lib.stride_tricks.sliding_window_view
+    return _case("reduce_window max 3x3 256x256", 254 * 254, _op_runner(text, [x, init]),
+                 lambda: view(x, (3, 3)).max(axis=(2, 3)))
+
+
+def reduce_window_sum():
+    """2x2 sum, stride 2 (an average-pool numerator) over 256x256 f32."""
+    x = RNG.standard_normal((256, 256)).astype(np.float32)
+    init = np.array(0, np.float32)
+    text = _reduce_window_text("stablehlo.add", "f32", "2, 2", "2, 2", "128x128")
+    view = np.lib.stride_tricks.sliding_window_view
+    return _case("reduce_window sum 2x2/2 256x256", 128 * 128, _op_runner(text, [x, init]),
+                 lambda: view(x, (2, 2))[::2, ::2].sum(axis=(2, 3)), rtol=1e-6)
+
+
 CASES: list[Callable] = [add_f32, transpose_f32, pad_f32, gather_rows, gather_elements,
-                         scatter_add_elements, sort_rows]
+                         scatter_add_elements, sort_rows, dot_general_f32, conv2d_f32,
+                         reduce_window_max, reduce_window_sum]
 
