@@ -11,7 +11,9 @@ computes the windows of any batch of result elements on demand:
 - it returns a list of ``Fan`` records, one per (operand, role) group; each
   holds one index array per operand dimension, broadcastable to ``S + W``
   (``W`` the window shape of that group, leading axes aligned with ``S``),
-  and an optional ``valid`` mask of the same broadcast shape.
+  and an optional ``valid`` mask of the same broadcast shape. Give
+  ``window=W`` when some arrays hold window offsets only (shape ``W``): they
+  then broadcast against the trailing axes whatever the rank of ``S``.
 
 Element queries (``sources``, ``window``) evaluate one element: memory
 O(window). The set forms (``back``, ``fwd``) evaluate result elements in
@@ -61,6 +63,7 @@ class Fan:
     valid: np.ndarray | None = None
     frame: Shape | None = None
     position: tuple[np.ndarray, ...] | None = None
+    window: Shape | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,8 +133,10 @@ class FanInProvenance(Provenance):
             arrays = [np.asarray(a, dtype=np.int64) for a in fan.index]
             parts = [a.shape for a in arrays] + ([np.shape(fan.valid)] if fan.valid is not None else [])
             inner = np.broadcast_shapes(*parts) if parts else ()
-            # window-only arrays (offsets of shape W) broadcast against the trailing axes
-            full = np.broadcast_shapes(s + (1,) * max(0, len(inner) - len(s)), inner)
+            if fan.window is not None:
+                full = np.broadcast_shapes(s + tuple(fan.window), inner)
+            else:  # window-only arrays (offsets of shape W) broadcast against the trailing axes
+                full = np.broadcast_shapes(s + (1,) * max(0, len(inner) - len(s)), inner)
             if full[:len(s)] != s:
                 raise ValueError(f"fan of operand #{fan.operand}: window arrays of shape {full} "
                                  f"do not start with the result batch shape {s}")
@@ -162,7 +167,8 @@ class FanInProvenance(Provenance):
         step = max(1, self.chunk_elements // window)
         for start in range(0, flat_results.size, step):
             part = flat_results[start:start + step]
-            ridx = tuple(np.asarray(a, dtype=np.int64) for a in np.unravel_index(part, shape))
+            ridx = (tuple(np.asarray(a, dtype=np.int64) for a in np.unravel_index(part, shape))
+                    if shape else ())  # a rank-0 result: one element, no index arrays
             yield part, self._evaluate(result, ridx)
 
     # --- element queries ------------------------------------------------------------

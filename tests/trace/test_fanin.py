@@ -73,3 +73,30 @@ def test_bad_fans_are_reported():
     prov = FanInProvenance([(2,)], [(3,)], fans)
     with pytest.raises(ValueError, match="unknown provenance role"):
         prov.sources(0, (0,))
+
+
+def test_rank0_result_and_window_only_offsets():
+    """A full sum to a scalar: the window offsets carry no result axes (window=)."""
+    def fans(result, ridx):
+        i, j = np.indices((2, 3), dtype=np.int64)
+        return [Fan(0, "window", (i, j), window=(2, 3)), Fan(1, "init", ())]
+
+    prov = FanInProvenance([()], [(2, 3), ()], fans, chunk_elements=1)
+    assert len(prov.sources(0, ())) == 7
+    back = prov.back(0, np.array(True))
+    assert back[(0, "window")].all() and bool(back[(1, "init")])
+    mask = np.zeros((2, 3), bool)
+    mask[1, 2] = True
+    assert prov.targets(0, (1, 2)) == [Target(0, (), "window")]
+    assert bool(prov.fwd(0, mask)[(0, "window")])
+
+
+def test_window_shape_with_a_batch_rank_above_the_window_rank():
+    def fans(result, ridx):
+        i, j = ridx
+        k = np.arange(3, dtype=np.int64)  # offsets only: shape W = (3,)
+        return [Fan(0, "window", (expand(i, 1), expand(j, 1), k), window=(3,))]
+
+    prov = FanInProvenance([(2, 2)], [(2, 2, 3)], fans)
+    back = prov.back(0, np.array([[True, False], [False, False]]))
+    assert np.argwhere(back[(0, "window")]).tolist() == [[0, 0, 0], [0, 0, 1], [0, 0, 2]]

@@ -1,0 +1,1124 @@
+"""Contractions: ``stablehlo.dot_general`` (XLA ``DotGeneral``), the legacy
+``stablehlo.dot`` (XLA ``Dot``), ``stablehlo.convolution`` (XLA ``Conv``,
+``ConvWithGeneralPadding``, ``ConvGeneralDilated``) and ``stablehlo.dynamic_conv``.
+
+dot_general follows the spec's pieces: ``lhs_result_dimensions``,
+``transposed_lhs`` (batching + result + contracting dims) and so on; the whole
+op is one matmul on ``(batch, M, K) @ (batch, K, N)`` views of the transposed
+operands. convolution builds ``padded_lhs`` (padding, possibly negative, and
+``lhs_dilation`` holes) once, takes every ``lhs_window`` with
+``sliding_window_view`` (``rhs_dilation`` by strided slicing, ``window_reversal``
+by flipping the kernel, which gives the same dot products) and contracts the
+windows with the kernel as one matmul per feature/batch group (im2col).
+
+Numerical choices the spec leaves open (DESIGN.md "Numerics"; we match XLA:CPU):
+
+* Floats narrower than f32 (bf16, f16, f8*, ...) are multiplied and summed in
+  f32 and rounded once to the result type, as XLA:CPU does. f32 stays f32 (BLAS
+  sgemm), f64 and complex use numpy's matmul in their own precision; when the
+  result type is wider than the operands (f32 x f32 -> f64) the operands are
+  converted to it first (exact) and everything is computed there.
+* The summation order is BLAS's (blocked / pairwise), not the row-major
+  schedule that provenance and explain show; explain says so.
+* Integers are exact: products and sums in int64 (uint64 for unsigned types),
+  i.e. mod 2^64, then wrapped to the result width (i8 x i8 -> i32 is exact).
+  i1 operands: multiply is ``and``, add is ``or`` (the spec's boolean add/mul).
+* The result element type may differ from the operands' only within one kind
+  (int -> int, float -> float, complex -> complex, i1 -> i1). The spec's
+  convolution (C27) asks for equal types, but its own conformance programs
+  (and the StableHLO verifier) accept i8 x i8 -> i32, so convolution follows
+  dot_general here.
+* ``precision_config`` is accepted and has no effect (as on XLA:CPU).
+* ``algorithm`` (dot_general) is honoured: operands are rounded to
+  ``lhs/rhs_precision_type`` (tf32 = 10 stored significand bits, f32's
+  exponent range), products are accumulated in ``accumulation_type`` (f32/f64
+  by matmul; narrower types step by step in row-major contracting order, each
+  partial sum rounded) and the sum is converted to the result type.
+  Decomposed algorithms (component counts or num_primitive_operations > 1,
+  e.g. bf16_6x) raise NotImplementedOpError. Integer operands go to float
+  through f64 (exact below 2^53). ``allow_imprecise_accumulation`` is accepted;
+  we accumulate precisely, which it permits.
+
+Quantized operands and dynamic shapes raise NotImplementedOpError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from hlolab.errors import ExecutionError, NotImplementedOpError
+from hlolab.ir.attrs import ArrayAttr, DenseArrayAttr, DenseElementsAttr, EnumAttr, StructAttr
+from hlolab.numerics import round_float64
+from hlolab.ops.common import check_value, reject_quantized, wrap_int
+from hlolab.ops.conversion import convert_array
+from hlolab.ops.registry import OpCall, op
+from hlolab.trace.explain import Explanation, Step, format_value
+from hlolab.trace.fanin import Fan, FanInProvenance, expand
+from hlolab.trace.provenance import check_index, value_shape
+from hlolab.types import ElementType, OpaqueType, QuantizedElementType, TensorType, element_type
+
+EXPLAIN_MAX_PAIRS = 256  # explain lists at most this many products (the formatter elides more)
+
+
+# --- shared helpers --------------------------------------------------------------------
+
+def _tensor(ctx: OpCall, i: int, what: str, label: str | None) -> TensorType:
+    types = ctx.operand_types
+    if i >= len(types) or not isinstance(types[i], TensorType):
+        got = types[i] if i < len(types) else "nothing"
+        raise ctx.error(label, f"{what} must be a tensor, got {got}")
+    return types[i]  # type: ignore[return-value]
+
+
+def _is_unique(xs: Sequence[int]) -> bool:
+    return len(set(xs)) == len(xs)
+
+
+def _fits(a: int | None, b: int | None) -> bool:
+    return a is None or b is None or a == b
+
+
+def _kind(e: Any) -> str:
+    """int / float / complex / bool: the kinds a result type may change within."""
+    if not isinstance(e, ElementType):
+        return "quant"
+    return "int" if e.is_int else e.kind
+
+
+def _check_precision_config(ctx: OpCall, label: str) -> tuple[str, ...]:
+    """(Cn) size(precision_config) = 2 when present; the enums are DEFAULT/HIGH/HIGHEST."""
+    if not ctx.has("precision_config"):
+        return ()
+    a = ctx.attr("precision_config")
+    items = a.items if isinstance(a, ArrayAttr) else None
+    if items is None or not all(isinstance(x, EnumAttr) for x in items):
+        raise ctx.error(label, f"precision_config must be a list of precision enums, got {a}")
+    values = tuple(x.value for x in items)
+    if len(values) != 2:
+        raise ctx.error(label, f"size(precision_config) = {len(values)} must be 2: {list(values)}")
+    bad = [v for v in values if v not in ("DEFAULT", "HIGH", "HIGHEST")]
+    if bad:
+        raise ctx.error(label, f"precision_config values must be DEFAULT, HIGH or HIGHEST, got {bad}")
+    return values
+
+
+def _check_result_kind(ctx: OpCall, lhs: TensorType, result: TensorType, label: str) -> None:
+    le, re = lhs.element, result.element
+    if isinstance(le, QuantizedElementType) or isinstance(re, QuantizedElementType):
+        return
+    if _kind(le) != _kind(re):
+        raise ctx.error(label, f"element_type(result) = {re} must be of the operands' kind "
+                        f"({le}): an integer, float, complex or i1 result for such operands")
+
+
+def _reject_dynamic(ctx: OpCall) -> None:
+    for t in (*ctx.operand_types, *ctx.result_types):
+        if isinstance(t, TensorType) and not t.is_static:
+            raise NotImplementedOpError(ctx.name, ctx.loc, detail="dynamic shapes")
+
+
+def compute_dtype(lhs: ElementType, result: ElementType) -> np.dtype:
+    """The dtype products and sums are computed in (see the module doc)."""
+    if lhs.is_bool or lhs.is_int:
+        return np.dtype(np.uint64 if lhs.is_unsigned else np.int64)
+    if lhs.is_complex or result.is_complex:
+        wide = (lhs.is_complex and lhs.component.bits == 64) or (result.is_complex and
+                                                                 result.component.bits == 64)
+        return np.dtype(np.complex128 if wide or lhs.bits == 64 else np.complex64)
+    return np.dtype(np.float64 if lhs.bits == 64 or result.bits == 64 else np.float32)
+
+
+def to_compute(x: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """Operand values in the compute dtype (exact: it is at least as wide)."""
+    return x if x.dtype == dt else x.astype(dt)
+
+
+def from_compute(v: np.ndarray, lhs: ElementType, result: ElementType) -> np.ndarray:
+    """Sums in the compute dtype -> the result type: integers wrap, floats round once."""
+    v = np.asarray(v)
+    if lhs.is_bool:
+        return v != 0
+    if lhs.is_int:
+        return wrap_int(v, result)
+    if v.dtype == result.dtype:
+        return v  # already the result type: nothing to round
+    src = element_type("f64" if v.dtype == np.float64 else "f32" if v.dtype == np.float32 else
+                       "complex<f64>" if v.dtype == np.complex128 else "complex<f32>")
+    with np.errstate(all="ignore"):
+        return convert_array(v, src, result)
+
+
+def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(B, M, K) @ (B, K, N) in the dtype of a and b; booleans are handled by the caller."""
+    with np.errstate(all="ignore"):
+        if a.shape[-1] == 0:
+            return np.zeros(a.shape[:-1] + b.shape[-1:], dtype=a.dtype)
+        if a.shape[0] == 1:  # one batch: a plain 2-D matmul (BLAS gemm, no batch loop)
+            return np.matmul(a[0], b[0])[None]
+        return np.matmul(a, b)
+
+
+def _idx(xs: Sequence[Any]) -> str:
+    return ", ".join(str(int(x)) for x in xs)
+
+
+class _FanIn(FanInProvenance):
+    """FanInProvenance that also answers the set forms for a rank-0 result
+    (``np.unravel_index(part, ())`` fails in the base class's chunking)."""
+
+    def _chunks(self, result: int, flat_results: np.ndarray):
+        if self.result_shapes[result] == () and flat_results.size:
+            yield flat_results[:1], self._evaluate(result, ())
+            return
+        yield from super()._chunks(result, flat_results)
+
+
+# --- dot_general: dimension numbers and verification -----------------------------------
+
+@dataclass(frozen=True)
+class DotDims:
+    """The fields of ``#stablehlo.dot<...>`` (the spec's names)."""
+
+    lhs_batching_dimensions: tuple[int, ...]
+    rhs_batching_dimensions: tuple[int, ...]
+    lhs_contracting_dimensions: tuple[int, ...]
+    rhs_contracting_dimensions: tuple[int, ...]
+
+    def lhs_result_dimensions(self, rank: int) -> list[int]:
+        return [d for d in range(rank) if d not in self.lhs_batching_dimensions
+                and d not in self.lhs_contracting_dimensions]
+
+    def rhs_result_dimensions(self, rank: int) -> list[int]:
+        return [d for d in range(rank) if d not in self.rhs_batching_dimensions
+                and d not in self.rhs_contracting_dimensions]
+
+
+def dot_dims(ctx: OpCall) -> DotDims:
+    if ctx.name == "stablehlo.dot":  # legacy dot: contract lhs's last dim with rhs's first
+        t = ctx.operand_types[0]
+        rank = t.rank if isinstance(t, TensorType) else 1
+        return DotDims((), (), (rank - 1,), (0,))
+    s = ctx.struct("dot_dimension_numbers")
+
+    def ints(name: str) -> tuple[int, ...]:
+        return tuple(int(v) for v in (s.get(name) or ()))
+
+    return DotDims(ints("lhs_batching_dimensions"), ints("rhs_batching_dimensions"),
+                   ints("lhs_contracting_dimensions"), ints("rhs_contracting_dimensions"))
+
+
+@dataclass(frozen=True)
+class DotAlgorithm:
+    lhs_precision_type: Any
+    rhs_precision_type: Any
+    accumulation_type: Any
+    lhs_component_count: int
+    rhs_component_count: int
+    num_primitive_operations: int
+    allow_imprecise_accumulation: bool
+
+    def __str__(self) -> str:
+        return (f"<{self.lhs_precision_type} x {self.rhs_precision_type} -> "
+                f"{self.accumulation_type}, components {self.lhs_component_count}/"
+                f"{self.rhs_component_count}, {self.num_primitive_operations} primitive op(s)"
+                f"{', imprecise accumulation allowed' if self.allow_imprecise_accumulation else ''}>")
+
+
+def dot_algorithm(ctx: OpCall) -> DotAlgorithm | None:
+    """The ``algorithm`` attribute, or None when absent (or the empty algorithm)."""
+    if not ctx.has("algorithm"):
+        return None
+    a = ctx.attr("algorithm")
+    if not isinstance(a, StructAttr):
+        raise ctx.error(None, f"algorithm must be a #stablehlo.dot_algorithm, got {a}")
+    alg = DotAlgorithm(*(a.get(n) for n in (
+        "lhs_precision_type", "rhs_precision_type", "accumulation_type", "lhs_component_count",
+        "rhs_component_count", "num_primitive_operations", "allow_imprecise_accumulation")))
+    if all(getattr(alg, f) is None for f in alg.__dataclass_fields__):
+        return None  # is_empty_algorithm
+    return alg
+
+
+def _float_type_name(t: Any) -> str | None:
+    """The name of a FloatType or tf32 (the precision types), else None."""
+    if isinstance(t, OpaqueType) and t.text == "tf32":
+        return "tf32"
+    if isinstance(t, ElementType) and t.is_float:
+        return t.name
+    return None
+
+
+def _verify_dot_general(ctx: OpCall) -> None:
+    legacy = ctx.name == "stablehlo.dot"
+    if len(ctx.operand_types) != 2 or len(ctx.result_types) != 1:
+        raise ctx.error(None, f"{ctx.name} takes 2 operands and has 1 result, got "
+                        f"{len(ctx.operand_types)} and {len(ctx.result_types)}")
+    lhs = _tensor(ctx, 0, "lhs", "I1")
+    rhs = _tensor(ctx, 1, "rhs", "I2")
+    res = ctx.result_tensor()
+    if legacy and (lhs.rank not in (1, 2) or rhs.rank not in (1, 2)):
+        raise ctx.error(None, f"dot takes rank-1 or rank-2 operands, got {lhs} and {rhs}")
+    d = dot_dims(ctx)
+    lb, rb = d.lhs_batching_dimensions, d.rhs_batching_dimensions
+    lc, rc = d.lhs_contracting_dimensions, d.rhs_contracting_dimensions
+    if len(lb) != len(rb):
+        raise ctx.error("C1", f"size(lhs_batching_dimensions) = {len(lb)} must equal "
+                        f"size(rhs_batching_dimensions) = {len(rb)}")
+    if len(lc) != len(rc):
+        raise ctx.error("C2", f"size(lhs_contracting_dimensions) = {len(lc)} must equal "
+                        f"size(rhs_contracting_dimensions) = {len(rc)}")
+    if not _is_unique(lb + lc):
+        raise ctx.error("C3", f"lhs_batching_dimensions + lhs_contracting_dimensions = "
+                        f"{list(lb + lc)} must be unique")
+    if not _is_unique(rb + rc):
+        raise ctx.error("C4", f"rhs_batching_dimensions + rhs_contracting_dimensions = "
+                        f"{list(rb + rc)} must be unique")
+    for label, name, dims, t in (("C5", "lhs_batching_dimensions", lb, lhs),
+                                 ("C6", "lhs_contracting_dimensions", lc, lhs),
+                                 ("C7", "rhs_batching_dimensions", rb, rhs),
+                                 ("C8", "rhs_contracting_dimensions", rc, rhs)):
+        if any(not 0 <= x < t.rank for x in dims):
+            raise ctx.error(label, f"{name} = {list(dims)} must be in [0, {t.rank}) "
+                            f"(rank of {t})")
+    a, b = [lhs.shape[x] for x in lb], [rhs.shape[x] for x in rb]
+    if not all(_fits(x, y) for x, y in zip(a, b, strict=True)):
+        raise ctx.error("C9", f"dim(lhs, lhs_batching_dimensions...) = {a} must equal "
+                        f"dim(rhs, rhs_batching_dimensions...) = {b}")
+    a, b = [lhs.shape[x] for x in lc], [rhs.shape[x] for x in rc]
+    if not all(_fits(x, y) for x, y in zip(a, b, strict=True)):
+        raise ctx.error("C10" if not legacy else None,
+                        f"dim(lhs, lhs_contracting_dimensions...) = {a} must equal "
+                        f"dim(rhs, rhs_contracting_dimensions...) = {b}")
+    precision = _check_precision_config(ctx, "C11")
+    want = ([lhs.shape[x] for x in lb] + [lhs.shape[x] for x in d.lhs_result_dimensions(lhs.rank)]
+            + [rhs.shape[x] for x in d.rhs_result_dimensions(rhs.rank)])
+    if res.rank != len(want) or not all(_fits(x, y) for x, y in zip(res.shape, want, strict=True)):
+        raise ctx.error("C12", f"shape(result) = {list(res.shape)} must be dim(lhs, "
+                        f"lhs_batching_dimensions) + dim(lhs, lhs_result_dimensions) + "
+                        f"dim(rhs, rhs_result_dimensions) = {want}")
+    _verify_element_types(ctx, lhs, rhs, res, quantized_labels=("C13", "C14", "C17", "C18",
+                                                                "C19", "C20"))
+    if any(isinstance(t.element, QuantizedElementType) for t in (lhs, rhs, res)):
+        q = rhs.element
+        if isinstance(q, QuantizedElementType):
+            if any(z != 0 for z in q.zero_points):
+                raise ctx.error("C15", f"zero_points(rhs) = {list(q.zero_points)} must be 0")
+            if q.is_per_axis and q.axis in rc:
+                raise ctx.error("C16", f"quantization_dimension(rhs) = {q.axis} must not be in "
+                                f"rhs_contracting_dimensions = {list(rc)}")
+    else:
+        _check_result_kind(ctx, lhs, res, "C13")
+    alg = dot_algorithm(ctx)
+    if alg is not None:
+        if any(p != "DEFAULT" for p in precision):
+            raise ctx.error("C21", f"with an algorithm, precision_config must be DEFAULT, got "
+                            f"{list(precision)}")
+        for label, name in (("C22", "lhs_component_count"), ("C23", "rhs_component_count"),
+                            ("C24", "num_primitive_operations")):
+            v = getattr(alg, name)
+            if not isinstance(v, int) or v <= 0:
+                raise ctx.error(label, f"{name} = {v} must be > 0")
+        for name in ("lhs_precision_type", "rhs_precision_type", "accumulation_type"):
+            if _float_type_name(getattr(alg, name)) is None:
+                raise ctx.error("I8", f"{name} = {getattr(alg, name)} must be a FloatType or tf32")
+
+
+def _verify_element_types(ctx: OpCall, lhs: TensorType, rhs: TensorType, res: TensorType,
+                          quantized_labels: tuple[str, ...]) -> None:
+    """dot_general (C13-C14, C17-C18, C20) / convolution (C27-C28, C31-C32, C34)."""
+    same, is_q, storage, expressed, per_tensor, hybrid = quantized_labels
+    le, re_, oe = lhs.element, rhs.element, res.element
+    ql, qr, qo = (isinstance(e, QuantizedElementType) for e in (le, re_, oe))
+    if not (ql or qr or qo):
+        if le != re_:
+            raise ctx.error(same, f"element_type(lhs) = {le} must equal element_type(rhs) = {re_}")
+        return
+    if ql != (qo and qr):
+        raise ctx.error(is_q, f"is_quantized(lhs) = is_quantized(result) and is_quantized(rhs) "
+                        f"does not hold: lhs {le}, rhs {re_}, result {oe}")
+    if ql:
+        assert isinstance(le, QuantizedElementType) and isinstance(re_, QuantizedElementType)
+        if le.storage != re_.storage:
+            raise ctx.error(storage, f"storage_type(lhs) = {le.storage} must equal "
+                            f"storage_type(rhs) = {re_.storage}")
+        exp = oe.expressed if isinstance(oe, QuantizedElementType) else oe
+        if not (le.expressed == re_.expressed == exp):
+            raise ctx.error(expressed, f"expressed_type(lhs) = {le.expressed}, expressed_type(rhs)"
+                            f" = {re_.expressed} and expressed_type(result) = {exp} must be equal")
+        if not re_.is_per_axis and isinstance(oe, QuantizedElementType) and oe.is_per_axis:
+            raise ctx.error(per_tensor, f"rhs is per-tensor quantized, so the result must be too, "
+                            f"got {oe}")
+    else:
+        exp = re_.expressed if isinstance(re_, QuantizedElementType) else re_
+        if not (le == exp == oe):
+            raise ctx.error(hybrid, f"element_type(lhs) = {le} = expressed_type(rhs) = {exp} = "
+                            f"element_type(result) = {oe} does not hold")
+
+
+# --- dot_general: evaluation -------------------------------------------------------------
+
+def _operand_elements(ctx: OpCall) -> tuple[ElementType, ElementType]:
+    lt, rt = ctx.operand_types[0], ctx.result_types[0]
+    assert isinstance(lt, TensorType) and isinstance(rt, TensorType)
+    assert isinstance(lt.element, ElementType) and isinstance(rt.element, ElementType)
+    return lt.element, rt.element
+
+
+def _bmk(lhs: np.ndarray, rhs: np.ndarray, d: DotDims) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    """transposed_lhs as (B, M, K), transposed_rhs as (B, K, N), and the result shape."""
+    lr = d.lhs_result_dimensions(lhs.ndim)
+    rr = d.rhs_result_dimensions(rhs.ndim)
+    lb, rb = d.lhs_batching_dimensions, d.rhs_batching_dimensions
+    lc, rc = d.lhs_contracting_dimensions, d.rhs_contracting_dimensions
+    bs = [lhs.shape[x] for x in lb]
+    ms = [lhs.shape[x] for x in lr]
+    ks = [lhs.shape[x] for x in lc]
+    ns = [rhs.shape[x] for x in rr]
+    B, M, K, N = (int(np.prod(s, dtype=np.int64)) for s in (bs, ms, ks, ns))
+    a = lhs.transpose(list(lb) + lr + list(lc)).reshape(B, M, K)
+    b = rhs.transpose(list(rb) + list(rc) + rr).reshape(B, K, N)
+    return a, b, tuple(bs + ms + ns)
+
+
+def _round_tf32(x: np.ndarray) -> np.ndarray:
+    """Values (float64) rounded to tf32: 11 significand bits, f32's exponent range,
+    nearest-even; beyond tf32's largest finite value -> inf. Result as float64."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        _, e = np.frexp(x)  # |x| = m * 2^e, m in [0.5, 1)
+        quantum = np.ldexp(1.0, np.maximum(e, -125) - 11)  # f32's min normal is 2^-126 = 0.5*2^-125
+        r = np.rint(x / quantum) * quantum  # both steps exact: quantum is a power of two
+        big = (2.0 - 2.0 ** -10) * 2.0 ** 127
+        r = np.where(np.abs(r) > big, np.copysign(np.inf, x), r)
+        return np.where(np.isfinite(x), r, x)
+
+
+def _round_to(x: np.ndarray, name: str) -> np.ndarray:
+    """float64 values rounded once to precision type ``name``, returned as float64."""
+    if name == "tf32":
+        return _round_tf32(x)
+    if name == "f64":
+        return x
+    with np.errstate(all="ignore"):
+        return round_float64(x, element_type(name).dtype).astype(np.float64)
+
+
+def _algorithm_dot(ctx: OpCall, alg: DotAlgorithm, a: np.ndarray, b: np.ndarray,
+                   le: ElementType, oe: ElementType) -> np.ndarray:
+    """(B, M, N) sums following ``algorithm`` (see the module doc), in the result type."""
+    if (alg.lhs_component_count, alg.rhs_component_count, alg.num_primitive_operations) != (1, 1, 1):
+        raise NotImplementedOpError(ctx.name, ctx.loc, detail=f"dot algorithm {alg}: decomposed "
+                                    "(multi-component) algorithms are not supported")
+    if le.is_complex or le.is_bool:
+        raise NotImplementedOpError(ctx.name, ctx.loc, detail=f"dot algorithm {alg} on {le} operands")
+    lp, rp = _float_type_name(alg.lhs_precision_type), _float_type_name(alg.rhs_precision_type)
+    acc = _float_type_name(alg.accumulation_type)
+    assert lp and rp and acc
+    with np.errstate(all="ignore"):
+        a64 = _round_to(a.astype(np.float64), lp)
+        b64 = _round_to(b.astype(np.float64), rp)
+    if acc in ("f32", "f64"):
+        if acc == "f32" and "f64" in (lp, rp):
+            raise NotImplementedOpError(ctx.name, ctx.loc, detail=f"dot algorithm {alg}: f64 "
+                                        "operands accumulated in f32")
+        dt = np.float32 if acc == "f32" else np.float64
+        s = matmul(a64.astype(dt), b64.astype(dt))  # exact conversions: rounded values fit
+    else:  # a narrow accumulator: every partial sum rounded, row-major contracting order
+        s = np.zeros((a.shape[0], a.shape[1], b.shape[2]), dtype=np.float64)
+        with np.errstate(all="ignore"):
+            for k in range(a.shape[2]):
+                s = _round_to(s + a64[:, :, k, None] * b64[:, None, k, :], acc)
+    v = np.asarray(s)
+    src = element_type("f32" if v.dtype == np.float32 else "f64")
+    with np.errstate(all="ignore"):
+        return convert_array(v, src, oe)
+
+
+def dot_general_values(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray, d: DotDims,
+                       le: ElementType, oe: ElementType,
+                       alg: DotAlgorithm | None = None) -> np.ndarray:
+    """The result of dot_general (shape: batch + lhs free + rhs free dims)."""
+    a, b, shape = _bmk(lhs, rhs, d)
+    if alg is not None:
+        return _algorithm_dot(ctx, alg, a, b, le, oe).reshape(shape)
+    dt = compute_dtype(le, oe)
+    if le.is_bool:  # and / or: count the true products, exact in int64
+        s = matmul(a.astype(np.int64), b.astype(np.int64)) != 0
+        return s.reshape(shape)
+    s = matmul(to_compute(a, dt), to_compute(b, dt))
+    return from_compute(s, le, oe).reshape(shape)
+
+
+def _check_operands(ctx: OpCall, values: Sequence[Any], names: Sequence[str]) -> None:
+    for i, (v, n) in enumerate(zip(values, names, strict=True)):
+        check_value(ctx, v, ctx.operand_types[i], n)
+
+
+def _dot_general_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanInProvenance:
+    lhs, rhs = inputs[0], inputs[1]
+    d = dot_dims(ctx)
+    lr = d.lhs_result_dimensions(lhs.ndim)
+    rr = d.rhs_result_dimensions(rhs.ndim)
+    nb = len(d.lhs_batching_dimensions)
+    W = tuple(int(lhs.shape[x]) for x in d.lhs_contracting_dimensions)
+    nw = len(W)
+    offsets = np.indices(W, dtype=np.int64) if nw else np.zeros((0,), np.int64)
+
+    def fans(result: int, ridx: tuple[np.ndarray, ...]) -> list[Fan]:
+        li: list[Any] = [None] * lhs.ndim
+        ri: list[Any] = [None] * rhs.ndim
+        for k, (x, y) in enumerate(zip(d.lhs_batching_dimensions, d.rhs_batching_dimensions,
+                                       strict=True)):
+            li[x] = ri[y] = expand(ridx[k], nw)
+        for k, x in enumerate(lr):
+            li[x] = expand(ridx[nb + k], nw)
+        for k, y in enumerate(rr):
+            ri[y] = expand(ridx[nb + len(lr) + k], nw)
+        # offsets carry the batch axes too (S + W): FanInProvenance needs them leading
+        zero = expand(np.zeros_like(ridx[0]), nw) if ridx else 0
+        for j, (x, y) in enumerate(zip(d.lhs_contracting_dimensions, d.rhs_contracting_dimensions,
+                                       strict=True)):
+            li[x] = ri[y] = offsets[j] + zero
+        return [Fan(0, "window", tuple(li)), Fan(1, "kernel", tuple(ri))]
+
+    return _FanIn([value_shape(outputs[0])], [value_shape(v) for v in inputs], fans,
+                           schedule="contracting positions in row-major order (over "
+                           "lhs_contracting_dimensions); lhs (window) then rhs (kernel), "
+                           "paired position by position")
+
+
+def _dot_general_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                         index: tuple) -> Explanation:
+    if result != 0:
+        raise ExecutionError(f"result #{result} does not exist (the op has 1 result)")
+    lhs, rhs = inputs[0], inputs[1]
+    idx = check_index(value_shape(outputs[0]), index, "result #0 index")
+    d = dot_dims(ctx)
+    le, oe = _operand_elements(ctx)
+    lr = d.lhs_result_dimensions(lhs.ndim)
+    rr = d.rhs_result_dimensions(rhs.ndim)
+    nb = len(d.lhs_batching_dimensions)
+    rbi, rli, rri = idx[:nb], idx[nb:nb + len(lr)], idx[nb + len(lr):]
+    roles = {k: ("batch" if k < nb else "lhs free" if k < nb + len(lr) else "rhs free")
+             for k in range(len(idx))}
+    steps = [
+        Step("result_batching_index", f"result_index[0:{nb}] (lhs_batching_dimensions = "
+             f"{list(d.lhs_batching_dimensions)})", rbi, dim_roles=roles),
+        Step("result_lhs_index", f"result_index[{nb}:{nb + len(lr)}] (lhs_result_dimensions = {lr})",
+             rli),
+        Step("result_rhs_index", f"result_index[{nb + len(lr)}:] (rhs_result_dimensions = {rr})", rri),
+    ]
+    prov = _dot_general_provenance(ctx, inputs, outputs)
+    wl, wr = prov.window(0, idx)
+    pos_l = wl.index.reshape(-1, lhs.ndim)
+    pos_r = wr.index.reshape(-1, rhs.ndim)
+    dt = compute_dtype(le, oe)
+    children = []
+    total = pos_l.shape[0]
+    for p in range(min(total, EXPLAIN_MAX_PAIRS)):
+        x, y = lhs[tuple(pos_l[p])], rhs[tuple(pos_r[p])]
+        with np.errstate(all="ignore"):
+            prod = (bool(x) and bool(y)) if le.is_bool else (np.asarray(x).astype(dt)
+                                                             * np.asarray(y).astype(dt))
+        children.append(Step(f"lhs[{_idx(pos_l[p])}] * rhs[{_idx(pos_r[p])}]", f"{x} * {y}", prod))
+    value = outputs[0][idx]
+    W = tuple(int(lhs.shape[x]) for x in d.lhs_contracting_dimensions)
+    steps.append(Step("dot_product", "reduce(multiply(reshaped_lhs_slice, reshaped_rhs_slice), "
+                      f"init 0, add) over dims(lhs, lhs_contracting_dimensions) = {list(W)} "
+                      f"({total} products)", value, children=children))
+    notes = []
+    if total > 1 and (le.is_float or le.is_complex):
+        notes.append("the products are listed in row-major contracting order; numpy/BLAS sums "
+                     "them in a different (blocked) order, so the last bits may differ from a "
+                     "left-to-right sum")
+    if le.is_float and le.bits < 32:
+        notes.append(f"{le} operands are multiplied and summed in f32 and rounded once to {oe} "
+                     "(XLA:CPU)")
+    if le.is_int:
+        notes.append(f"integer products and sums wrap to {oe}'s width")
+    alg = dot_algorithm(ctx)
+    if alg is not None:
+        notes.append(f"algorithm {alg}: operands rounded to the precision types, summed in "
+                     f"{alg.accumulation_type}, then converted to {oe}")
+    if total > EXPLAIN_MAX_PAIRS:
+        notes.append(f"{total - EXPLAIN_MAX_PAIRS} more products not listed")
+    return Explanation(ctx.op.name, idx, steps, value, notes, 0)
+
+
+@op(("stablehlo.dot_general", "stablehlo.dot"), aliases=("DotGeneral", "Dot"),
+    verify=_verify_dot_general, provenance=_dot_general_provenance, explain=_dot_general_explain)
+def dot_general(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """result[result_index] = sum over the contracting positions of lhs * rhs slices."""
+    reject_quantized(ctx)
+    _reject_dynamic(ctx)
+    _check_operands(ctx, [lhs, rhs], ["lhs", "rhs"])
+    le, oe = _operand_elements(ctx)
+    return dot_general_values(ctx, lhs, rhs, dot_dims(ctx), le, oe, dot_algorithm(ctx))
+
+
+# --- convolution: attributes and verification ---------------------------------------------
+
+@dataclass(frozen=True)
+class ConvDims:
+    """``#stablehlo.conv<...>`` fields (the spec's names)."""
+
+    input_batch_dimension: int
+    input_feature_dimension: int
+    input_spatial_dimensions: tuple[int, ...]
+    kernel_input_feature_dimension: int
+    kernel_output_feature_dimension: int
+    kernel_spatial_dimensions: tuple[int, ...]
+    output_batch_dimension: int
+    output_feature_dimension: int
+    output_spatial_dimensions: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ConvParams:
+    """Every convolution attribute, defaults filled in (padding may come from an operand)."""
+
+    window_strides: tuple[int, ...]
+    padding: tuple[tuple[int, int], ...] | None
+    lhs_dilation: tuple[int, ...]
+    rhs_dilation: tuple[int, ...]
+    window_reversal: tuple[bool, ...]
+    dims: ConvDims
+    feature_group_count: int
+    batch_group_count: int
+
+
+def _bools(ctx: OpCall, key: str) -> tuple[bool, ...] | None:
+    if not ctx.has(key):
+        return None
+    a = ctx.attr(key)
+    if isinstance(a, DenseArrayAttr):
+        return tuple(bool(v) for v in a.values)
+    if isinstance(a, DenseElementsAttr):
+        return tuple(bool(v) for v in np.asarray(a.array).reshape(-1))
+    raise ctx.error("I7", f"window_reversal must be a list of booleans, got {a}")
+
+
+def conv_params(ctx: OpCall) -> ConvParams:
+    s = ctx.struct("dimension_numbers")
+    g = {k: s.get(k) for k in ConvDims.__dataclass_fields__}
+    dims = ConvDims(**{k: (tuple(int(x) for x in v) if isinstance(v, (tuple, list)) else int(v))
+                       for k, v in g.items()})
+    n = len(dims.input_spatial_dimensions)
+    padding = None
+    if ctx.name == "stablehlo.convolution":
+        if ctx.has("padding"):
+            pa = ctx.dense("padding")
+            if pa.ndim != 2 or (pa.size and pa.shape[1] != 2):
+                raise ctx.error("C4", f"shape(padding) = {list(pa.shape)} must be [{n}, 2] "
+                                "([N - 2, 2])")
+            padding = tuple((int(lo), int(hi)) for lo, hi in np.asarray(pa, np.int64).reshape(-1, 2))
+        else:
+            padding = ((0, 0),) * n
+    return ConvParams(
+        ctx.ints("window_strides", (1,) * n), padding, ctx.ints("lhs_dilation", (1,) * n),
+        ctx.ints("rhs_dilation", (1,) * n), _bools(ctx, "window_reversal") or (False,) * n, dims,
+        ctx.int("feature_group_count", 1), ctx.int("batch_group_count", 1))
+
+
+def _num_windows(in_size: int, lhs_dilation: int, lo: int, hi: int, k: int, rhs_dilation: int,
+                 stride: int) -> int:
+    """(C25) num_windows of one spatial dimension."""
+    dilated_input = 0 if in_size == 0 else (in_size - 1) * lhs_dilation + 1
+    padded_input = lo + dilated_input + hi
+    dilated_window = 0 if k == 0 else (k - 1) * rhs_dilation + 1
+    if padded_input <= 0 or dilated_window > padded_input:  # is_empty_window
+        return 0
+    return (padded_input - dilated_window) // stride + 1
+
+
+def conv_result_shape(lhs_shape: Sequence[int], rhs_shape: Sequence[int], p: ConvParams,
+                      padding: Sequence[tuple[int, int]]) -> list[int]:
+    """(C25) the result shape, in the output layout."""
+    d = p.dims
+    out = [0] * len(lhs_shape)
+    out[d.output_batch_dimension] = lhs_shape[d.input_batch_dimension] // p.batch_group_count
+    out[d.output_feature_dimension] = rhs_shape[d.kernel_output_feature_dimension]
+    for j, od in enumerate(d.output_spatial_dimensions):
+        out[od] = _num_windows(lhs_shape[d.input_spatial_dimensions[j]], p.lhs_dilation[j],
+                               padding[j][0], padding[j][1],
+                               rhs_shape[d.kernel_spatial_dimensions[j]], p.rhs_dilation[j],
+                               p.window_strides[j])
+    return out
+
+
+def _verify_conv(ctx: OpCall) -> None:
+    dynamic = ctx.name == "stablehlo.dynamic_conv"
+    want_ops = 3 if dynamic else 2
+    if len(ctx.operand_types) != want_ops or len(ctx.result_types) != 1:
+        raise ctx.error(None, f"{ctx.name} takes {want_ops} operands and has 1 result, got "
+                        f"{len(ctx.operand_types)} and {len(ctx.result_types)}")
+    lhs = _tensor(ctx, 0, "lhs", "I1")
+    rhs = _tensor(ctx, 1, "rhs", "I2")
+    res = ctx.result_tensor()
+    if isinstance(lhs.element, QuantizedElementType) and lhs.element.is_per_axis:
+        raise ctx.error("I1", f"lhs must be a tensor or per-tensor quantized tensor, got {lhs}")
+    p = conv_params(ctx)
+    d = p.dims
+    N = lhs.rank
+    if rhs.rank != N:
+        raise ctx.error("C1", f"N = rank(lhs) = rank(rhs) does not hold: rank(lhs) = {N}, "
+                        f"rank(rhs) = {rhs.rank}")
+    s = N - 2
+    for label, name, v in (("C2", "window_strides", p.window_strides),
+                           ("C5", "lhs_dilation", p.lhs_dilation),
+                           ("C7", "rhs_dilation", p.rhs_dilation)):
+        if len(v) != s:
+            raise ctx.error(label, f"size({name}) = {len(v)} must be N - 2 = {s}")
+        if any(x <= 0 for x in v):
+            raise ctx.error({"C2": "C3", "C5": "C6", "C7": "C8"}[label],
+                            f"{name} = {list(v)} must be > 0")
+    if dynamic:
+        pt = _tensor(ctx, 2, "padding", "I3")
+        if pt.rank != 2 or not (isinstance(pt.element, ElementType) and pt.element.is_int):
+            raise ctx.error("I3", f"padding must be a 2-dimensional tensor of integer type, got {pt}")
+        if not (_fits(pt.shape[0], s) and _fits(pt.shape[1], 2)):
+            raise ctx.error("C4", f"shape(padding) = {list(pt.shape)} must be [N - 2, 2] = [{s}, 2]")
+    else:
+        assert p.padding is not None
+        if len(p.padding) != s:
+            raise ctx.error("C4", f"shape(padding) = [{len(p.padding)}, 2] must be [N - 2, 2] = "
+                            f"[{s}, 2]")
+    if len(p.window_reversal) != s:
+        raise ctx.error("C9", f"size(window_reversal) = {len(p.window_reversal)} must be N - 2 = {s}")
+    fgc, bgc = p.feature_group_count, p.batch_group_count
+    if fgc <= 0:
+        raise ctx.error("C21", f"feature_group_count = {fgc} must be > 0")
+    if bgc <= 0:
+        raise ctx.error("C22", f"batch_group_count = {bgc} must be > 0")
+    if len(d.input_spatial_dimensions) != s:
+        raise ctx.error("C12", f"size(input_spatial_dimensions) = {len(d.input_spatial_dimensions)}"
+                        f" must be N - 2 = {s}")
+    input_dimensions = [d.input_batch_dimension, *d.input_spatial_dimensions, d.input_feature_dimension]
+    if not _is_unique(input_dimensions) or any(not 0 <= x < N for x in input_dimensions):
+        raise ctx.error("C13", f"input_dimensions = {input_dimensions} must be unique and in [0, {N})")
+    if len(d.kernel_spatial_dimensions) != s:
+        raise ctx.error("C17", f"size(kernel_spatial_dimensions) = "
+                        f"{len(d.kernel_spatial_dimensions)} must be N - 2 = {s}")
+    kernel_dimensions = [*d.kernel_spatial_dimensions, d.kernel_input_feature_dimension,
+                         d.kernel_output_feature_dimension]
+    if not _is_unique(kernel_dimensions) or any(not 0 <= x < N for x in kernel_dimensions):
+        raise ctx.error("C18", f"kernel_dimensions = {kernel_dimensions} must be unique and in "
+                        f"[0, {N})")
+    if len(d.output_spatial_dimensions) != s:
+        raise ctx.error("C19", f"size(output_spatial_dimensions) = "
+                        f"{len(d.output_spatial_dimensions)} must be N - 2 = {s}")
+    output_dimensions = [d.output_batch_dimension, *d.output_spatial_dimensions,
+                         d.output_feature_dimension]
+    if not _is_unique(output_dimensions) or any(not 0 <= x < N for x in output_dimensions):
+        raise ctx.error("C20", f"output_dimensions = {output_dimensions} must be unique and in "
+                        f"[0, {N})")
+    nb = lhs.shape[d.input_batch_dimension]
+    if nb is not None and nb % bgc:
+        raise ctx.error("C10", f"dim(lhs, input_batch_dimension) = {nb} must be a multiple of "
+                        f"batch_group_count = {bgc}")
+    nf = lhs.shape[d.input_feature_dimension]
+    if nf is not None and nf % fgc:
+        raise ctx.error("C11", f"dim(lhs, input_feature_dimension) = {nf} must be a multiple of "
+                        f"feature_group_count = {fgc}")
+    ki = rhs.shape[d.kernel_input_feature_dimension]
+    if nf is not None and ki is not None and ki != nf // fgc:
+        raise ctx.error("C14", f"dim(rhs, kernel_input_feature_dimension) = {ki} must be "
+                        f"dim(lhs, input_feature_dimension) / feature_group_count = {nf} / {fgc}")
+    ko = rhs.shape[d.kernel_output_feature_dimension]
+    if ko is not None and ko % bgc:
+        raise ctx.error("C15", f"dim(rhs, kernel_output_feature_dimension) = {ko} must be a "
+                        f"multiple of batch_group_count = {bgc}")
+    if ko is not None and ko % fgc:
+        raise ctx.error("C16", f"dim(rhs, kernel_output_feature_dimension) = {ko} must be a "
+                        f"multiple of feature_group_count = {fgc}")
+    if fgc != 1 and bgc != 1:
+        raise ctx.error("C23", f"feature_group_count = {fgc} or batch_group_count = {bgc} must be 1")
+    _check_precision_config(ctx, "C24")
+    if res.rank != N:
+        raise ctx.error("C26", f"rank(result) = {res.rank} must be N = {N}")
+    if p.padding is not None and lhs.is_static and rhs.is_static:
+        want = conv_result_shape(lhs.shape, rhs.shape, p, p.padding)  # type: ignore[arg-type]
+        if not all(_fits(x, y) for x, y in zip(res.shape, want, strict=True)):
+            raise ctx.error("C25", f"shape(result) = {list(res.shape)} must be {want} (batch "
+                            f"dim(lhs, input_batch_dimension) / batch_group_count, feature "
+                            f"dim(rhs, kernel_output_feature_dimension), num_windows per "
+                            f"spatial dim)")
+    off = 1 if dynamic else 0  # dynamic_conv numbers its quantized constraints one lower
+    labels = tuple(f"C{n - off}" for n in (27, 28, 31, 32, 33, 34))
+    _verify_element_types(ctx, lhs, rhs, res, labels)
+    q = rhs.element
+    if isinstance(q, QuantizedElementType) and q.is_per_axis and q.axis != d.kernel_output_feature_dimension:
+        raise ctx.error(f"C{29 - off}", f"quantization_dimension(rhs) = {q.axis} must be "
+                        f"kernel_output_feature_dimension = {d.kernel_output_feature_dimension}")
+    qo = res.element
+    if isinstance(qo, QuantizedElementType) and qo.is_per_axis and qo.axis != d.output_feature_dimension:
+        raise ctx.error(f"C{30 - off}", f"quantization_dimension(result) = {qo.axis} must be "
+                        f"output_feature_dimension = {d.output_feature_dimension}")
+    if not any(isinstance(t.element, QuantizedElementType) for t in (lhs, rhs, res)):
+        _check_result_kind(ctx, lhs, res, labels[0])
+
+
+# --- convolution: evaluation --------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ConvGeometry:
+    """Sizes of one convolution in the canonical layouts: lhs (N, spatial..., C),
+    rhs (spatial..., I, O), result (N / batch_group_count, spatial..., O)."""
+
+    lhs_spatial: tuple[int, ...]
+    kernel_spatial: tuple[int, ...]
+    out_spatial: tuple[int, ...]
+    padding: tuple[tuple[int, int], ...]
+    dilated_input: tuple[int, ...]
+    padded_input: tuple[int, ...]  # the frame (max 0)
+    C: int
+    Cg: int  # input features per feature group
+    O: int
+    Og: int  # output features per (feature or batch) group
+    Nb: int  # lhs batch per batch group
+
+
+def conv_geometry(lhs_shape: Sequence[int], rhs_shape: Sequence[int], p: ConvParams,
+                  padding: Sequence[tuple[int, int]]) -> ConvGeometry:
+    d = p.dims
+    ls = tuple(int(lhs_shape[x]) for x in d.input_spatial_dimensions)
+    ks = tuple(int(rhs_shape[x]) for x in d.kernel_spatial_dimensions)
+    dil = tuple(0 if n == 0 else (n - 1) * ld + 1 for n, ld in zip(ls, p.lhs_dilation, strict=True))
+    pad = tuple((int(lo), int(hi)) for lo, hi in padding)
+    padded = tuple(max(0, lo + n + hi) for n, (lo, hi) in zip(dil, pad, strict=True))
+    out = tuple(_num_windows(n, ld, lo, hi, k, rd, st) for n, ld, (lo, hi), k, rd, st in zip(
+        ls, p.lhs_dilation, pad, ks, p.rhs_dilation, p.window_strides, strict=True))
+    C = int(lhs_shape[d.input_feature_dimension])
+    O = int(rhs_shape[d.kernel_output_feature_dimension])
+    groups = p.feature_group_count * p.batch_group_count
+    return ConvGeometry(ls, ks, out, pad, dil, padded, C, C // p.feature_group_count, O,
+                        O // groups, int(lhs_shape[d.input_batch_dimension]) // p.batch_group_count)
+
+
+def padded_lhs(x: np.ndarray, g: ConvGeometry, p: ConvParams) -> np.ndarray:
+    """pad(lhs, 0, low, high, lhs_dilation - 1) for canonical x (N, spatial..., C):
+    holes and positive padding are zeros, negative padding crops."""
+    s = len(g.lhs_spatial)
+    big = tuple(max(lo, 0) + n + max(hi, 0) for n, (lo, hi) in zip(g.dilated_input, g.padding,
+                                                                    strict=True))
+    out = np.zeros((x.shape[0], *big, x.shape[-1]), dtype=x.dtype)
+    put = tuple(slice(max(lo, 0), max(lo, 0) + n, ld) for n, (lo, _), ld in
+                zip(g.dilated_input, g.padding, p.lhs_dilation, strict=True))
+    out[(slice(None), *put, slice(None))] = x
+    crop = tuple(slice(-min(lo, 0), -min(lo, 0) + P) for (lo, _), P in zip(g.padding, g.padded_input,
+                                                                           strict=True))
+    assert len(crop) == s
+    return out[(slice(None), *crop, slice(None))]
+
+
+def _windows(padded: np.ndarray, g: ConvGeometry, p: ConvParams) -> np.ndarray:
+    """Every lhs_window, as a view (N, out_spatial..., k..., C)."""
+    s = len(g.kernel_spatial)
+    dk = tuple((k - 1) * rd + 1 for k, rd in zip(g.kernel_spatial, p.rhs_dilation, strict=True))
+    v = sliding_window_view(padded, dk, axis=tuple(range(1, 1 + s)))  # (N, pos..., C, dk...)
+    sel = ((slice(None),)
+           + tuple(slice(0, o * st, st) for o, st in zip(g.out_spatial, p.window_strides, strict=True))
+           + (slice(None),)
+           + tuple(slice(None, None, rd) for rd in p.rhs_dilation))
+    v = v[sel]
+    return np.moveaxis(v, 1 + s, -1)  # channels last: (N, out..., k..., C)
+
+
+def conv_values(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray, p: ConvParams,
+                padding: Sequence[tuple[int, int]], le: ElementType, oe: ElementType) -> np.ndarray:
+    """The convolution result in the output layout."""
+    d = p.dims
+    g = conv_geometry(lhs.shape, rhs.shape, p, padding)
+    s = len(g.lhs_spatial)
+    x = lhs.transpose([d.input_batch_dimension, *d.input_spatial_dimensions, d.input_feature_dimension])
+    w = rhs.transpose([*d.kernel_spatial_dimensions, d.kernel_input_feature_dimension,
+                       d.kernel_output_feature_dimension])
+    flip = tuple(j for j in range(s) if p.window_reversal[j])
+    if flip:  # reversing each window == reversing the kernel on those spatial dims
+        w = np.flip(w, axis=flip)
+    dt = np.dtype(np.int64) if le.is_bool else compute_dtype(le, oe)
+    x = to_compute(x, dt)
+    w = to_compute(w, dt)
+    Nout = g.Nb
+    out = np.zeros((Nout, *g.out_spatial, g.O), dtype=dt)
+    K = int(np.prod(g.kernel_spatial, dtype=np.int64)) * g.Cg
+    P = int(np.prod(g.out_spatial, dtype=np.int64))
+    if Nout * P * g.O and K:
+        pad = padded_lhs(x, g, p)
+        win = _windows(pad, g, p)  # (N, out..., k..., C)
+        for fg in range(p.feature_group_count):
+            for bg in range(p.batch_group_count):
+                grp = fg + bg  # one of them is 0 (C23)
+                o0 = grp * g.Og
+                cols = win[bg * g.Nb:(bg + 1) * g.Nb, ..., fg * g.Cg:(fg + 1) * g.Cg]
+                a = cols.reshape(Nout * P, K)  # im2col (one copy), rows: (n, out...), cols: (k..., c)
+                b = w[..., o0:o0 + g.Og].reshape(K, g.Og)
+                with np.errstate(all="ignore"):
+                    out[..., o0:o0 + g.Og] = (a @ b).reshape(Nout, *g.out_spatial, g.Og)
+    if le.is_bool:
+        res = out != 0
+    else:
+        res = from_compute(out, le, oe)
+    perm = [d.output_batch_dimension, *d.output_spatial_dimensions, d.output_feature_dimension]
+    return np.ascontiguousarray(res.transpose(np.argsort(perm)))
+
+
+def _runtime_padding(ctx: OpCall, p: ConvParams, inputs: Sequence[Any]) -> tuple[tuple[int, int], ...]:
+    if p.padding is not None:
+        return p.padding
+    pv = np.asarray(inputs[2])
+    s = len(p.dims.input_spatial_dimensions)
+    if pv.shape != (s, 2):
+        raise ctx.error("C4", f"shape(padding) = {list(pv.shape)} must be [N - 2, 2] = [{s}, 2]")
+    wide = pv.astype(np.int64)
+    if pv.dtype == np.uint64 and np.any(pv > np.uint64(2**62)):
+        raise ExecutionError(f"{ctx.name}: padding {pv.tolist()} is too large", ctx.loc)
+    return tuple((int(lo), int(hi)) for lo, hi in wide)
+
+
+def _conv_le_oe(ctx: OpCall) -> tuple[ElementType, ElementType]:
+    return _operand_elements(ctx)
+
+
+def _conv_evaluate(ctx: OpCall, *inputs: np.ndarray) -> np.ndarray:
+    reject_quantized(ctx)
+    _reject_dynamic(ctx)
+    names = ["lhs", "rhs", "padding"][:len(inputs)]
+    _check_operands(ctx, list(inputs), names)
+    p = conv_params(ctx)
+    padding = _runtime_padding(ctx, p, inputs)
+    want = conv_result_shape(inputs[0].shape, inputs[1].shape, p, padding)
+    res = ctx.result_tensor()
+    if list(res.shape) != want:
+        raise ctx.error("C25", f"shape(result) = {list(res.shape)} must be {want} for padding "
+                        f"{[list(x) for x in padding]}")
+    le, oe = _conv_le_oe(ctx)
+    return conv_values(ctx, inputs[0], inputs[1], p, padding, le, oe)
+
+
+# --- convolution: provenance ----------------------------------------------------------------
+
+@dataclass
+class ConvWindow:
+    """For a batch of result indices (arrays of shape S): the spec's quantities,
+    broadcastable to S + W, W = (Cg, k...)."""
+
+    lhs_batch: np.ndarray  # S + (1,)*|W|
+    feature_group: np.ndarray
+    batch_group: np.ndarray
+    features: np.ndarray  # input features c = feature_group * Cg + i
+    kernel_in: np.ndarray  # i
+    kernel_pos: list[np.ndarray]  # kernel spatial index per spatial dim
+    positions: list[np.ndarray]  # coordinates in the padded / dilated frame per spatial dim
+    lhs_spatial: list[np.ndarray]  # lhs spatial index (valid only where inside)
+    inside: np.ndarray  # a real lhs element (not padding, not a hole)
+    out_feature: np.ndarray
+    lhs_window_start: list[np.ndarray]
+
+
+def conv_window(ridx: Sequence[np.ndarray], g: ConvGeometry, p: ConvParams) -> ConvWindow:
+    d = p.dims
+    s = len(g.kernel_spatial)
+    W = (g.Cg, *g.kernel_spatial)
+    nw = len(W)
+    grid = np.indices(W, dtype=np.int64) if all(W) else [np.zeros(W, np.int64) for _ in W]
+    b = expand(ridx[d.output_batch_dimension], nw)
+    f = expand(ridx[d.output_feature_dimension], nw)
+    og = max(g.Og, 1)
+    bg = f // og if p.batch_group_count > 1 else np.zeros_like(f)
+    fg = f // og if p.feature_group_count > 1 else np.zeros_like(f)
+    lhs_batch = bg * g.Nb + b
+    i = grid[0]
+    features = fg * g.Cg + i
+    starts, positions, lhs_sp, kpos = [], [], [], []
+    inside = np.ones((), dtype=bool)
+    for j in range(s):
+        o = expand(ridx[d.output_spatial_dimensions[j]], nw)
+        k = grid[1 + j]
+        start = o * p.window_strides[j]  # lhs_window_start
+        # window position w pairs with kernel index w, or k - 1 - w when reversed
+        w = (g.kernel_spatial[j] - 1 - k) if p.window_reversal[j] else k
+        pos = start + w * p.rhs_dilation[j]
+        q = pos - g.padding[j][0]  # position in the dilated (unpadded) input
+        ok = (q >= 0) & (q < g.dilated_input[j]) & (q % p.lhs_dilation[j] == 0)
+        starts.append(start)
+        positions.append(pos)
+        lhs_sp.append(np.where(ok, q // p.lhs_dilation[j], 0))
+        kpos.append(k)
+        inside = inside & ok
+    return ConvWindow(lhs_batch, fg, bg, features, i, kpos, positions, lhs_sp, inside, f, starts)
+
+
+def _conv_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanInProvenance:
+    lhs, rhs = inputs[0], inputs[1]
+    p = conv_params(ctx)
+    padding = _runtime_padding(ctx, p, inputs)
+    g = conv_geometry(lhs.shape, rhs.shape, p, padding)
+    d = p.dims
+    frame = list(lhs.shape)
+    for j, x in enumerate(d.input_spatial_dimensions):
+        frame[x] = g.padded_input[j]
+    frame_t = tuple(int(v) for v in frame)
+    dynamic = len(inputs) == 3
+
+    def fans(result: int, ridx: tuple[np.ndarray, ...]) -> list[Fan]:
+        cw = conv_window(ridx, g, p)
+        li: list[Any] = [None] * lhs.ndim
+        fi: list[Any] = [None] * lhs.ndim
+        li[d.input_batch_dimension] = fi[d.input_batch_dimension] = cw.lhs_batch
+        li[d.input_feature_dimension] = fi[d.input_feature_dimension] = cw.features
+        for j, x in enumerate(d.input_spatial_dimensions):
+            li[x] = cw.lhs_spatial[j]
+            fi[x] = cw.positions[j]
+        ki: list[Any] = [None] * rhs.ndim
+        ki[d.kernel_input_feature_dimension] = cw.kernel_in
+        ki[d.kernel_output_feature_dimension] = cw.out_feature
+        for j, x in enumerate(d.kernel_spatial_dimensions):
+            ki[x] = cw.kernel_pos[j]
+        pos = tuple(fi)
+        out = [Fan(0, "window", tuple(li), valid=cw.inside, position=pos),
+               Fan(None, "pad_value", pos, valid=~cw.inside, frame=frame_t, position=pos),
+               Fan(1, "kernel", tuple(ki))]
+        if dynamic:  # the padding operand decides where every window lies
+            rows, cols = np.indices(inputs[2].shape, dtype=np.int64)
+            n0 = ridx[0].ndim
+            out.append(Fan(2, "index_read", (rows.reshape((1,) * n0 + rows.shape),
+                                             cols.reshape((1,) * n0 + cols.shape))))
+        return out
+
+    return _FanIn([value_shape(outputs[0])], [value_shape(v) for v in inputs], fans,
+                           schedule="row-major over (input feature of the group, kernel spatial "
+                           "dims...): window (input elements) or pad_value (padding / lhs-dilation "
+                           "holes, in the padded frame), then kernel, paired position by position"
+                           + ("; then the padding operand (index_read)" if dynamic else ""))
+
+
+# --- convolution: explain ---------------------------------------------------------------
+
+def _conv_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                  index: tuple) -> Explanation:
+    if result != 0:
+        raise ExecutionError(f"result #{result} does not exist (the op has 1 result)")
+    lhs, rhs = inputs[0], inputs[1]
+    idx = check_index(value_shape(outputs[0]), index, "result #0 index")
+    p = conv_params(ctx)
+    padding = _runtime_padding(ctx, p, inputs)
+    g = conv_geometry(lhs.shape, rhs.shape, p, padding)
+    d = p.dims
+    le, oe = _conv_le_oe(ctx)
+    s = len(g.kernel_spatial)
+    roles = {d.output_batch_dimension: "batch", d.output_feature_dimension: "output feature"}
+    roles.update({x: f"spatial {j}" for j, x in enumerate(d.output_spatial_dimensions)})
+    ridx = tuple(np.asarray(v, dtype=np.int64) for v in idx)
+    cw = conv_window(ridx, g, p)
+    osi = tuple(idx[x] for x in d.output_spatial_dimensions)
+    f = idx[d.output_feature_dimension]
+    b = idx[d.output_batch_dimension]
+    start = tuple(int(np.asarray(v).reshape(-1)[0]) for v in cw.lhs_window_start)
+    steps = [
+        Step("result_index", "result_shape(batch, output_spatial_index, output_feature)", idx,
+             dim_roles=roles),
+        Step("output_spatial_index", f"result_index[output_spatial_dimensions = "
+             f"{list(d.output_spatial_dimensions)}]", osi),
+    ]
+    fg = int(np.asarray(cw.feature_group).reshape(-1)[0])
+    bg = int(np.asarray(cw.batch_group).reshape(-1)[0])
+    if p.feature_group_count > 1:
+        steps.append(Step("feature_group", f"output_feature // (dim(rhs, kernel_output_feature_"
+                          f"dimension) / feature_group_count) = {f} // {g.Og}", fg))
+    if p.batch_group_count > 1:
+        steps.append(Step("batch_group", f"output_feature // (dim(rhs, kernel_output_feature_"
+                          f"dimension) / batch_group_count) = {f} // {g.Og}", bg))
+    steps.append(Step("lhs batch", f"batch_group * (dim(lhs, input_batch_dimension) / "
+                      f"batch_group_count) + result batch = {bg} * {g.Nb} + {b}", bg * g.Nb + b))
+    steps.append(Step("input features", f"feature_group * {g.Cg} + [0, {g.Cg})",
+                      (fg * g.Cg, fg * g.Cg + g.Cg - 1) if g.Cg else ()))
+    steps.append(Step("lhs_window_start", f"output_spatial_index * window_strides = {osi} * "
+                      f"{list(p.window_strides)}", start))
+    steps.append(Step("lhs_window_dimensions", "dim(rhs, kernel_spatial_dimensions) (spatial part; "
+                      f"batch 1, features {g.Cg})", g.kernel_spatial))
+    pos_children = []
+    for j in range(s):
+        kids = []
+        for k in range(g.kernel_spatial[j]):
+            w = (g.kernel_spatial[j] - 1 - k) if p.window_reversal[j] else k
+            pos = start[j] + w * p.rhs_dilation[j]
+            q = pos - g.padding[j][0]
+            if q < 0 or q >= g.dilated_input[j]:
+                what = "padding"
+            elif q % p.lhs_dilation[j]:
+                what = "lhs_dilation hole"
+            else:
+                what = f"lhs spatial index {q // p.lhs_dilation[j]}"
+            kids.append(Step(f"kernel index {k}", f"lhs_window_start + {w} * rhs_dilation"
+                             f"{' (reversed)' if p.window_reversal[j] else ''}", pos,
+                             dim_roles={"is": what}))
+        pos_children.append(Step(f"spatial dim {j}", f"padded_lhs positions (padding "
+                                 f"{list(g.padding[j])}, lhs_dilation {p.lhs_dilation[j]}, "
+                                 f"rhs_dilation {p.rhs_dilation[j]})",
+                                 tuple(int(x.value) for x in kids), children=kids))
+    steps.append(Step("lhs_window positions", "in padded_lhs = pad(lhs, 0, padding, "
+                      "lhs_dilation - 1), frame " + str(g.padded_input), len(pos_children),
+                      children=pos_children))
+    prov = _conv_provenance(ctx, inputs, outputs)
+    views = prov.window(0, idx)
+    win, kern = views[0], views[2]
+    dt = np.dtype(np.int64) if le.is_bool else compute_dtype(le, oe)
+    total = int(win.valid.size)
+    li = win.index.reshape(-1, lhs.ndim)
+    ok = win.valid.reshape(-1)
+    fpos = win.position.reshape(-1, lhs.ndim) if win.position is not None else li
+    ki = kern.index.reshape(-1, rhs.ndim)
+    children = []
+    n_pad = 0
+    for t in range(total):
+        y = rhs[tuple(ki[t])]
+        if ok[t]:
+            x = lhs[tuple(li[t])]
+            name = f"lhs[{_idx(li[t])}] * rhs[{_idx(ki[t])}]"
+        else:
+            n_pad += 1
+            x = np.zeros((), lhs.dtype)[()]
+            name = f"padding at padded_lhs[{_idx(fpos[t])}] * rhs[{_idx(ki[t])}]"
+        if t < EXPLAIN_MAX_PAIRS:
+            with np.errstate(all="ignore"):
+                prod = np.asarray(x).astype(dt) * np.asarray(y).astype(dt)
+            children.append(Step(name, f"{format_value(x)} * {format_value(y)}", prod))
+    value = outputs[0][idx]
+    steps.append(Step("dot_product", "dot_general(reversed_lhs_window, rhs, contracting "
+                      "input_spatial_dimensions + [input_feature_dimension] with "
+                      "kernel_spatial_dimensions + [kernel_input_feature_dimension]) at this "
+                      f"output feature ({total} products, {n_pad} on padding or holes)", value,
+                      children=children))
+    notes = []
+    if total > 1 and (le.is_float or le.is_complex):
+        notes.append("products are listed in row-major (input feature, kernel spatial) order; "
+                     "the im2col matmul (BLAS) sums them in a different order, so the last bits "
+                     "may differ from a left-to-right sum")
+    if le.is_float and le.bits < 32:
+        notes.append(f"{le} operands are multiplied and summed in f32 and rounded once to {oe} "
+                     "(XLA:CPU)")
+    if le.is_int:
+        notes.append(f"integer products and sums wrap to {oe}'s width")
+    if total > EXPLAIN_MAX_PAIRS:
+        notes.append(f"{total - EXPLAIN_MAX_PAIRS} more products not listed")
+    return Explanation(ctx.op.name, idx, steps, value, notes, 0)
+
+
+@op("stablehlo.convolution", aliases=("Conv", "ConvWithGeneralPadding", "ConvGeneralDilated"),
+    verify=_verify_conv, provenance=_conv_provenance, explain=_conv_explain)
+def convolution(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Dot products between windows of the padded, dilated lhs and the kernel."""
+    return _conv_evaluate(ctx, lhs, rhs)
+
+
+@op("stablehlo.dynamic_conv", aliases=("DynamicConv",), verify=_verify_conv,
+    provenance=_conv_provenance, explain=_conv_explain)
+def dynamic_conv(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray, padding: np.ndarray) -> np.ndarray:
+    """convolution with the padding taken from the ``padding`` operand's value."""
+    return _conv_evaluate(ctx, lhs, rhs, padding)

@@ -1,0 +1,684 @@
+"""Linear algebra and Fourier transforms: triangular_solve, fft, cholesky
+(XLA ``TriangularSolve``, ``Fft``, ``Cholesky``).
+
+All three are batched over the leading dims and loop over a matrix dimension
+(substitution rows, factorization columns), vectorized over the batch and the
+other dimension. Provenance is a ``FanInProvenance`` for each.
+
+Choices the spec leaves to the implementation (DESIGN.md "Numerics"), with
+what XLA:CPU does:
+
+* Working precision: f32, f64, complex64 and complex128 compute in their own
+  type. Floats narrower than f32 (bf16, f16, f8) compute in f32 and are
+  rounded once at the end. XLA:CPU's expanders compute in the element type and
+  round every intermediate (a bf16 triangular_solve can differ by a few ulps;
+  the oracle tests bound it).
+* triangular_solve: column-oriented substitution (after ``x_i`` is known, its
+  term ``M_ri * x_i`` is subtracted from every later row ``r``), so every
+  ``x_i`` subtracts its terms one at a time in solve order; explain() replays
+  exactly that order. XLA:CPU inverts the diagonal blocks and multiplies, so
+  results differ by rounding (the oracle tests bound it). Only the ``lower``
+  triangle of ``a`` is read (the other one, even NaN, never is), and not the
+  diagonal with ``unit_diagonal``.
+* fft: numpy's pocketfft in complex128/float64, rounded once to the result
+  type (XLA:CPU uses DUCC in the element type). FFT/IFFT whose trailing
+  operand dims differ from ``fft_length`` are refused: the spec does not
+  define them and XLA:CPU reads out of bounds.
+* cholesky: XLA:CPU's unblocked algorithm (``CholeskyExpander``) column by
+  column: ``t = a[j:, j] - L[j:, :j] . conj(L[j, :j])``, ``s = sqrt(re t_jj)``,
+  ``L[j:, j] = t / s`` (so ``L_jj = t_jj / sqrt(t_jj)``, as XLA). The sums use
+  numpy's pairwise summation. Non-positive-definite input (the spec: undefined
+  behaviour): when some ``s`` is NaN the whole matrix of that batch element is
+  NaN, as XLA:CPU. The other triangle of the result is 0, as XLA:CPU.
+  ``lower = false`` factorizes the plain transpose of ``a`` and transposes
+  back, as XLA.
+
+Provenance roles: triangular_solve's ``a`` elements are ``kernel`` (the
+coefficient matrix, like a dot's right-hand side) and its ``b`` elements are
+``window`` (the right-hand sides substitution reaches); fft reads its whole
+transformed block as ``window``; cholesky reads its ``a`` triangle as
+``window``, and a NaN-filled (failed) batch element reads, as ``control``, the
+elements the first failing pivot depends on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hlolab.errors import ExecutionError, NotImplementedOpError
+from hlolab.ops.common import reject_quantized
+from hlolab.ops.conversion import baseline_key, count_check, tensor_operand
+from hlolab.ops.registry import OpCall, op
+from hlolab.trace.explain import Explanation, Step
+from hlolab.trace.fanin import Fan, FanInProvenance, expand
+from hlolab.trace.provenance import check_index, value_shape
+from hlolab.types import ElementType, QuantizedElementType, TensorType
+
+EXPLAIN_MAX_TERMS = 256  # explain lists at most this many terms as children
+
+
+# --- shared helpers --------------------------------------------------------------------
+
+def _float_or_complex(ctx: OpCall, t: Any, label: str, what: str,
+                      quantized_ok: bool = True) -> TensorType:
+    tt = tensor_operand(ctx, t, what, label)
+    e = tt.element
+    if isinstance(e, QuantizedElementType):
+        if quantized_ok and not e.is_per_axis:
+            return tt
+        raise ctx.error(label, f"{what} must be a tensor of floating-point or complex type"
+                        f"{' or per-tensor quantized tensor' if quantized_ok else ''}, got {tt}")
+    if not (isinstance(e, ElementType) and (e.is_float or e.is_complex)):
+        raise ctx.error(label, f"{what} must be a tensor of floating-point or complex type, got {tt}")
+    return tt
+
+
+def _fits(a: int | None, b: int | None) -> bool:
+    return a is None or b is None or a == b
+
+
+def _dims(shape: Sequence[int | None]) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def _static(ctx: OpCall) -> None:
+    """Quantized and dynamically shaped tensors are refused (clearly, never guessed)."""
+    reject_quantized(ctx)
+    for t in (*ctx.operand_types, *ctx.result_types):
+        if isinstance(t, TensorType) and not t.is_static:
+            raise NotImplementedOpError(ctx.name, ctx.loc, detail="dynamic shapes")
+
+
+def work_dtype(dtype: np.dtype) -> np.dtype:
+    """The type hlolab computes in: the element type itself from f32 up, f32 below
+    (bf16, f16, f8: rounded once at the end)."""
+    dt = np.dtype(dtype)
+    if dt.kind == "c" or dt in (np.dtype(np.float32), np.dtype(np.float64)):
+        return dt
+    return np.dtype(np.float32)
+
+
+def _swap(x: np.ndarray) -> np.ndarray:
+    return np.swapaxes(x, -1, -2)
+
+
+def _ints(xs: Sequence[Any]) -> tuple[int, ...]:
+    return tuple(int(x) for x in xs)
+
+
+def _name(ctx: OpCall, i: int, default: str) -> str:
+    ops = ctx.op.operands
+    return ops[i].name if i < len(ops) and ops[i].name else default
+
+
+def _idx(ix: Sequence[int]) -> str:
+    return ", ".join(str(int(i)) for i in ix)
+
+
+# --- triangular_solve --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TriSolveForm:
+    """The attributes, and the canonical system ``M X = B`` they mean.
+
+    ``x op(a) = b`` is ``op(a)^T x^T = b^T``, so every case solves ``M X = B`` with
+    ``X = x`` (left side) or ``x^T`` (right side), ``M = op(a)`` or ``op(a)^T``.
+    """
+
+    left_side: bool
+    lower: bool
+    unit_diagonal: bool
+    transpose_a: str
+
+    @property
+    def transposed(self) -> bool:
+        """M[r, c] = a[c, r] (else a[r, c])."""
+        return (self.transpose_a != "NO_TRANSPOSE") == self.left_side
+
+    @property
+    def conjugate(self) -> bool:
+        return self.transpose_a == "ADJOINT"
+
+    @property
+    def forward(self) -> bool:
+        """M is lower triangular: forward substitution (else back substitution)."""
+        return self.lower != self.transposed
+
+    def solve_order(self, m: int) -> np.ndarray:
+        return np.arange(m) if self.forward else np.arange(m - 1, -1, -1)
+
+    def m_formula(self) -> str:
+        op_a = {"NO_TRANSPOSE": "a", "TRANSPOSE": "transpose(a)",
+                "ADJOINT": "conj(transpose(a))"}[self.transpose_a]
+        return op_a if self.left_side else f"transpose({op_a})"
+
+
+def tri_solve_form(ctx: OpCall) -> TriSolveForm:
+    t = ctx.enum("transpose_a", "NO_TRANSPOSE")
+    if t not in ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"):
+        raise ctx.error("I6", f"transpose_a must be NO_TRANSPOSE, TRANSPOSE or ADJOINT, got {t}")
+    return TriSolveForm(ctx.bool("left_side"), ctx.bool("lower"), ctx.bool("unit_diagonal"), t)
+
+
+def _verify_triangular_solve(ctx: OpCall) -> None:
+    count_check(ctx, 2)
+    a = _float_or_complex(ctx, ctx.operand_types[0], "I1", "a")
+    b = _float_or_complex(ctx, ctx.operand_types[1], "I2", "b")
+    result = _float_or_complex(ctx, ctx.result_types[0], None, "result")
+    form = tri_solve_form(ctx)
+    if baseline_key(a.element) != baseline_key(b.element):
+        raise ctx.error("C1", f"baseline_element_type(a) = {a.element} must equal "
+                        f"baseline_element_type(b) = {b.element}")
+    if not (2 <= a.rank and a.rank == b.rank):
+        raise ctx.error("C2", f"2 <= rank(a) = rank(b) does not hold: rank(a) = {a.rank}, "
+                        f"rank(b) = {b.rank}")
+    # (C3) reads shape(a)[:-3] = shape(b)[:-3]; the batch dims are [:-2] (the
+    # spec's own typo: its dims -2/-1 are the matrix dims), so hlolab checks [:-2].
+    if not all(_fits(x, y) for x, y in zip(a.shape[:-2], b.shape[:-2], strict=True)):
+        raise ctx.error("C3", f"the batch dims of a {_dims(a.shape[:-2])} must equal those of "
+                        f"b {_dims(b.shape[:-2])} (shape(a) = {_dims(a.shape)}, shape(b) = "
+                        f"{_dims(b.shape)})")
+    bdim = b.shape[-2] if form.left_side else b.shape[-1]
+    side = "-2 (left_side = true)" if form.left_side else "-1 (left_side = false)"
+    if not (_fits(a.shape[-2], a.shape[-1]) and _fits(a.shape[-1], bdim) and _fits(a.shape[-2], bdim)):
+        raise ctx.error("C3", f"dim(a, -2) = dim(a, -1) = dim(b, {side}) does not hold: "
+                        f"shape(a) = {_dims(a.shape)}, shape(b) = {_dims(b.shape)}")
+    if not (baseline_key(b.element) == baseline_key(result.element) and result.rank == b.rank
+            and all(_fits(x, y) for x, y in zip(b.shape, result.shape, strict=True))):
+        raise ctx.error("C4", f"baseline_type(b) = {b} must equal baseline_type(result) = {result}")
+
+
+def substitute(a: np.ndarray, b: np.ndarray, form: TriSolveForm) -> np.ndarray:
+    """Solve ``op(a) x = b`` / ``x op(a) = b`` in the dtype of ``a``/``b`` (the work type).
+
+    Loops over the m rows in solve order; each step is vectorized over the batch
+    and the columns of X. Reads only the triangle of a (and not its diagonal with
+    unit_diagonal).
+    """
+    mat = _swap(a) if form.transposed else a
+    if form.conjugate:
+        mat = np.conj(mat)
+    rhs = b if form.left_side else _swap(b)
+    m = mat.shape[-1]
+    x = np.zeros_like(rhs)
+    residual = np.array(rhs, copy=True)
+    for i in form.solve_order(m):
+        xi = residual[..., i, :] if form.unit_diagonal else residual[..., i, :] / mat[..., i, i, None]
+        x[..., i, :] = xi
+        rest = slice(i + 1, m) if form.forward else slice(0, i)
+        # column-oriented: the term M_ri * x_i leaves every row r still to solve
+        residual[..., rest, :] -= mat[..., rest, i, None] * xi[..., None, :]
+    return x if form.left_side else _swap(x)
+
+
+@dataclass(frozen=True)
+class _TriSolveFans:
+    """Fans of triangular_solve: x[.., i, j] (of X) reads B[r, j] for the rows r that
+    substitution solves up to i, and the triangle of M in rows solved up to i."""
+
+    form: TriSolveForm
+    m: int
+
+    def __call__(self, result: int, ridx: tuple[np.ndarray, ...]) -> list[Fan]:
+        f = self.form
+        batch = ridx[:-2]
+        p, q = ridx[-2], ridx[-1]
+        i, j = (p, q) if f.left_side else (q, p)
+        order = f.solve_order(self.m)
+        # b: window position t is the t-th row in solve order
+        i1, j1 = expand(i, 1), expand(j, 1)
+        valid_b = (order <= i1) if f.forward else (order >= i1)
+        bat1 = tuple(expand(x, 1) for x in batch)
+        b_index = (*bat1, order, j1) if f.left_side else (*bat1, j1, order)
+        # a: window position (t, u) is M[order[t], order[u]]
+        rows, cols = order[:, None], order[None, :]
+        i2 = expand(i, 2)
+        tri = ((cols <= rows) & (rows <= i2)) if f.forward else ((i2 <= rows) & (rows <= cols))
+        if f.unit_diagonal:
+            tri = tri & (rows != cols)
+        bat2 = tuple(expand(x, 2) for x in batch)
+        a_index = (*bat2, cols, rows) if f.transposed else (*bat2, rows, cols)
+        return [Fan(1, "window", b_index, valid_b), Fan(0, "kernel", a_index, tri)]
+
+
+def _triangular_solve_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanInProvenance:
+    a = inputs[0]
+    form = tri_solve_form(ctx)
+    return FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
+                           _TriSolveFans(form, int(a.shape[-1])),
+                           schedule="the rows of b in substitution order (forward: 0..i, back: "
+                                    "m-1..i), then the triangle of op(a) row by row in that order")
+
+
+def _explain_triangular_solve(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                              index: tuple) -> Explanation:
+    a, b = inputs
+    out = outputs[0]
+    if result != 0:
+        raise ExecutionError(f"result #{result} does not exist (the op has 1 result)")
+    idx = check_index(value_shape(out), index, "result #0 index")
+    form = tri_solve_form(ctx)
+    aname, bname = _name(ctx, 0, "a"), _name(ctx, 1, "b")
+    batch = idx[:-2]
+    p, q = idx[-2:]
+    i, j = (p, q) if form.left_side else (q, p)
+    wt = work_dtype(out.dtype)
+    a_w, b_w = a[batch].astype(wt), b[batch].astype(wt)
+    with np.errstate(all="ignore"):
+        x_full = substitute(a_w, b_w, form)
+    x_mat = x_full if form.left_side else x_full.T
+    mat = a_w.T if form.transposed else a_w
+    if form.conjugate:
+        mat = np.conj(mat)
+    rhs = b_w if form.left_side else b_w.T
+    m = mat.shape[-1]
+    order = [int(k) for k in form.solve_order(m)]
+    before = order[:order.index(i)]
+    conj = "conj " if form.conjugate else ""
+
+    def a_at(r: int, c: int) -> tuple[int, ...]:
+        return (*batch, c, r) if form.transposed else (*batch, r, c)
+
+    def b_at(r: int) -> tuple[int, ...]:
+        return (*batch, r, j) if form.left_side else (*batch, j, r)
+
+    system = "op(a) * x = b" if form.left_side else "x * op(a) = b"
+    kind = "forward" if form.forward else "back"
+    steps = [
+        Step("M", f"{form.m_formula()}: {system} with transpose_a = {form.transpose_a} is M X = B, "
+             + ("X = x, B = b" if form.left_side else "X = transpose(x), B = transpose(b)"),
+             f"{'lower' if form.forward else 'upper'} triangular: {kind} substitution, rows in "
+             f"order {order}"),
+        Step("(i, j)", "(row, column) of X" + ("" if form.left_side else " = result index reversed"),
+             (i, j)),
+        Step("b_i", f"B[{i}, {j}] = {bname}[{_idx(b_at(i))}]", rhs[i, j]),
+    ]
+    residual = np.array([rhs[i, j]], dtype=wt)
+    children = []
+    with np.errstate(all="ignore"):
+        for k in before:
+            term = np.array([mat[i, k]], dtype=wt) * np.array([x_mat[k, j]], dtype=wt)
+            residual = residual - term
+            if len(children) < EXPLAIN_MAX_TERMS:
+                children.append(Step(f"k = {k}", f"M[{i}, {k}] * x_{k} = {conj}{aname}[{_idx(a_at(i, k))}]"
+                                     f" * X[{k}, {j}] = {mat[i, k]} * {x_mat[k, j]}", term[0]))
+    steps.append(Step("sum_k M_ik x_k", f"over the {len(before)} row(s) solved before row {i} "
+                      f"(k {'<' if form.forward else '>'} {i}), subtracted from b_i one at a time "
+                      "in solve order", rhs[i, j] - residual[0], children=children))
+    steps.append(Step("r_i", "b_i - sum_k M_ik x_k", residual[0]))
+    if form.unit_diagonal:
+        steps.append(Step("M_ii", "1 (unit_diagonal: the diagonal of a is not read)", wt.type(1)))
+        formula = "r_i (unit diagonal)"
+    else:
+        steps.append(Step("M_ii", f"{conj}{aname}[{_idx(a_at(i, i))}]", mat[i, i]))
+        formula = "(b_i - sum_k M_ik x_k) / M_ii"
+    steps.append(Step("x_i", formula, x_mat[i, j]))
+    value = out[idx]
+    notes = []
+    if wt != out.dtype:
+        steps.append(Step(f"result[{_idx(idx)}]", f"x_i rounded once to {out.dtype}", value))
+        notes.append(f"{out.dtype} is computed in float32 and rounded once (XLA:CPU rounds every "
+                     "intermediate step to the element type)")
+    notes.append("XLA:CPU solves by inverting diagonal blocks of op(a) and multiplying: its result "
+                 "can differ from this substitution order in the last bits")
+    if len(before) > EXPLAIN_MAX_TERMS:
+        notes.append(f"{len(before) - EXPLAIN_MAX_TERMS} more term(s) not listed")
+    return Explanation(ctx.op.name, idx, steps, value, notes)
+
+
+@op("stablehlo.triangular_solve", aliases=("TriangularSolve",), verify=_verify_triangular_solve,
+    provenance=_triangular_solve_provenance, explain=_explain_triangular_solve)
+def triangular_solve(ctx: OpCall, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """result solves op(a) * result = b (left_side) or result * op(a) = b, batched."""
+    _static(ctx)
+    form = tri_solve_form(ctx)
+    out = ctx.result_dtype()
+    wt = work_dtype(out)
+    with np.errstate(all="ignore"):  # a zero pivot gives inf/NaN, as IEEE division does
+        x = substitute(a.astype(wt), b.astype(wt), form)
+    return x.astype(out)
+
+
+# --- fft -----------------------------------------------------------------------------------
+
+FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
+
+
+def _verify_fft(ctx: OpCall) -> None:
+    count_check(ctx, 1)
+    operand = _float_or_complex(ctx, ctx.operand_types[0], "I1", "operand", quantized_ok=False)
+    result = _float_or_complex(ctx, ctx.result_types[0], None, "result", quantized_ok=False)
+    kind = ctx.enum("fft_type")
+    if kind not in FFT_TYPES:
+        raise ctx.error("I2", f"fft_type must be one of {', '.join(FFT_TYPES)}, got {kind}")
+    lengths = ctx.ints("fft_length")
+    n = len(lengths)
+    if n > operand.rank:
+        raise ctx.error("C1", f"size(fft_length) = {n} must be <= rank(operand) = {operand.rank}")
+    if not 1 <= n <= 3:
+        raise ctx.error("C3", f"1 <= size(fft_length) <= 3 does not hold: fft_length = {list(lengths)}")
+    oe, re = operand.element, result.element
+    assert isinstance(oe, ElementType) and isinstance(re, ElementType)
+    ok = {"FFT": oe.is_complex and re.name == oe.name,
+          "IFFT": oe.is_complex and re.name == oe.name,
+          "RFFT": oe.is_float and re.is_complex and re.component.name == oe.name,
+          "IRFFT": oe.is_complex and re.is_float and oe.component.name == re.name}[kind]
+    if not ok:
+        want = {"FFT": "the same complex type", "IFFT": "the same complex type",
+                "RFFT": "a floating-point operand and a complex result of the same floating-point "
+                        "semantics",
+                "IRFFT": "a complex operand and a floating-point result of the same floating-point "
+                         "semantics"}[kind]
+        raise ctx.error("C2", f"fft_type = {kind} needs {want}: element_type(operand) = {oe}, "
+                        f"element_type(result) = {re}")
+    real = operand if kind == "RFFT" else result if kind == "IRFFT" else None
+    if real is not None and not all(_fits(x, y) for x, y in zip(real.shape[-n:], lengths, strict=True)):
+        which = "operand" if kind == "RFFT" else "result"
+        raise ctx.error("C4", f"shape({which})[-{n}:] = {_dims(real.shape[-n:])} must equal "
+                        f"fft_length = {list(lengths)} ({which} is the real tensor)")
+    if result.rank != operand.rank or not all(
+            _fits(x, y) for x, y in zip(result.shape[:-1], operand.shape[:-1], strict=True)):
+        raise ctx.error("C5", f"shape(result) = {_dims(result.shape)} must equal shape(operand) = "
+                        f"{_dims(operand.shape)} (but for the last dim with RFFT/IRFFT)")
+    o_last, r_last = operand.shape[-1], result.shape[-1]
+    if kind == "RFFT":
+        want_last = None if o_last is None else (0 if o_last == 0 else o_last // 2 + 1)
+        if not _fits(r_last, want_last):
+            raise ctx.error("C5", f"RFFT: dim(result, -1) = {r_last} must be dim(operand, -1) = 0 ? 0 "
+                            f": dim(operand, -1) / 2 + 1 = {want_last}")
+    elif kind == "IRFFT":
+        want_last = None if r_last is None else (0 if r_last == 0 else r_last // 2 + 1)
+        if not _fits(o_last, want_last):
+            raise ctx.error("C5", f"IRFFT: dim(operand, -1) = {o_last} must be dim(result, -1) = 0 ? 0 "
+                            f": dim(result, -1) / 2 + 1 = {want_last}")
+    elif not _fits(o_last, r_last):
+        raise ctx.error("C5", f"shape(result) = {_dims(result.shape)} must equal shape(operand) = "
+                        f"{_dims(operand.shape)}")
+
+
+def dft(x: np.ndarray, fft_type: str, fft_length: Sequence[int]) -> np.ndarray:
+    """The transform over the trailing ``len(fft_length)`` dims in complex128/float64."""
+    n = len(fft_length)
+    axes = tuple(range(x.ndim - n, x.ndim))
+    s = [int(v) for v in fft_length]
+    if fft_type == "FFT":
+        return np.fft.fftn(x.astype(np.complex128), axes=axes)
+    if fft_type == "IFFT":
+        return np.fft.ifftn(x.astype(np.complex128), axes=axes)
+    if fft_type == "RFFT":
+        return np.fft.rfftn(x.astype(np.float64), s=s, axes=axes)
+    return np.fft.irfftn(x.astype(np.complex128), s=s, axes=axes)
+
+
+def _fft_fans(n: int, block: tuple[int, ...]):
+    """Every result element reads the whole transformed block of its batch."""
+    grids = tuple(np.indices(block, sparse=True, dtype=np.int64))
+
+    def fans(result: int, ridx: tuple[np.ndarray, ...]) -> list[Fan]:
+        batch = tuple(expand(x, n) for x in ridx[:len(ridx) - n])
+        # a valid mask of shape S + (1,) * n carries the result batch shape S even when
+        # every index array is window-only (no batch dims)
+        valid = np.ones(np.shape(ridx[0]) + (1,) * n, dtype=bool)
+        return [Fan(0, "window", batch + grids, valid)]
+
+    return fans
+
+
+def _fft_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanInProvenance:
+    n = len(ctx.ints("fft_length"))
+    block = tuple(int(d) for d in inputs[0].shape[-n:])
+    return FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
+                           _fft_fans(n, block), schedule="row-major over the operand's transformed "
+                                                         "block (the trailing len(fft_length) dims)")
+
+
+def _explain_fft(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                 index: tuple) -> Explanation:
+    operand = inputs[0]
+    out = outputs[0]
+    if result != 0:
+        raise ExecutionError(f"result #{result} does not exist (the op has 1 result)")
+    idx = check_index(value_shape(out), index, "result #0 index")
+    kind = ctx.enum("fft_type")
+    lengths = [int(v) for v in ctx.ints("fft_length")]
+    n = len(lengths)
+    nb = operand.ndim - n
+    batch, j = idx[:nb], idx[nb:]
+    xname = _name(ctx, 0, "operand")
+    inverse = kind in ("IFFT", "IRFFT")
+    sign = "+" if inverse else "-"
+    block = operand[batch].astype(np.complex128)
+    k = np.indices(block.shape, dtype=np.int64)
+    phase = sum(jd * kd / nd for jd, kd, nd in zip(j, k, lengths, strict=True))  # in turns
+    w = np.exp((2j if inverse else -2j) * np.pi * phase)
+    weight = np.ones(block.shape)
+    if kind == "IRFFT":  # the conjugate-symmetric half of the last axis counts twice
+        last = np.arange(block.shape[-1])
+        c = np.where((last == 0) | ((lengths[-1] % 2 == 0) & (last == lengths[-1] // 2)), 1.0, 2.0)
+        weight = np.broadcast_to(c, block.shape)
+    terms = weight * block * w
+    total = terms.sum()
+    head = f"{xname}[{_idx(batch)}{', ' if batch else ''}k]"
+    wtxt = "c_k * " if kind == "IRFFT" else ""
+    children = []
+    flat_k = np.stack([kk.reshape(-1) for kk in k], axis=-1)
+    for f in range(min(terms.size, EXPLAIN_MAX_TERMS)):
+        kk = tuple(int(v) for v in flat_k[f])
+        full = (*batch, *kk)
+        x = operand[full]
+        cw = f"{weight[kk]:g} * " if kind == "IRFFT" else ""
+        children.append(Step(f"k = {kk}", f"{cw}{xname}[{_idx(full)}] * exp({sign}2πi * "
+                             f"{float(phase[kk]):g}) = {cw}{x} * {w[kk]:.6g}", terms[kk]))
+    jk = " + ".join(f"j{d} k{d} / {lengths[d]}" for d in range(n))
+    steps = [
+        Step("fft_type", f"{kind} over the trailing {n} dim(s), fft_length = {lengths}", kind),
+        Step("j", "the result index in the transformed dims", tuple(int(v) for v in j)),
+        Step("sum", f"sum_k {wtxt}{head} * exp({sign}2πi * ({jk}))", total, children=children),
+    ]
+    notes = []
+    if inverse:
+        scale = 1.0 / float(np.prod(lengths))
+        steps.append(Step("scale", f"1 / ({' * '.join(str(v) for v in lengths)})", scale))
+        exact = (total.real if kind == "IRFFT" else total) * scale
+        steps.append(Step("result (exact sum)", ("re(sum)" if kind == "IRFFT" else "sum") + " * scale",
+                          exact))
+    else:
+        exact = total
+    steps.append(Step(f"result[{_idx(idx)}]", f"numpy's FFT in complex128, rounded once to "
+                      f"{out.dtype}", out[idx]))
+    if kind == "IRFFT":
+        notes.append("c_k = 1 for k = 0 (and k = n/2 for even n) on the last axis, 2 otherwise: the "
+                     "terms beyond the Nyquist frequency are the conjugates of the ones shown; the "
+                     "imaginary parts of the c_k = 1 terms do not count (numpy and XLA:CPU drop them)")
+    diff = abs(complex(exact) - complex(out[idx]))
+    notes.append("the value comes from an FFT (pocketfft, O(n log n) butterflies), not this direct "
+                 f"sum; they agree to rounding (difference here: {diff:.3g})")
+    if terms.size > EXPLAIN_MAX_TERMS:
+        notes.append(f"{terms.size - EXPLAIN_MAX_TERMS} more term(s) not listed")
+    return Explanation(ctx.op.name, idx, steps, out[idx], notes)
+
+
+@op("stablehlo.fft", aliases=("Fft",), verify=_verify_fft, provenance=_fft_provenance,
+    explain=_explain_fft)
+def fft(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
+    """result = the (inverse) discrete Fourier transform over the trailing len(fft_length) dims."""
+    _static(ctx)
+    kind = ctx.enum("fft_type")
+    lengths = ctx.ints("fft_length")
+    n = len(lengths)
+    rt = ctx.result_tensor()
+    if kind in ("FFT", "IFFT") and tuple(operand.shape[-n:]) != tuple(lengths):
+        raise NotImplementedOpError(ctx.name, ctx.loc, detail=(
+            f"{kind} with fft_length = {list(lengths)} and trailing operand dims "
+            f"{list(operand.shape[-n:])}: the spec does not define a length that differs from the "
+            "dims (XLA:CPU reads out of bounds)"))
+    shape = tuple(int(d) for d in rt.shape)
+    if 0 in shape:
+        return np.zeros(shape, dtype=rt.dtype)
+    # computed in complex128/float64 and rounded once to the result type
+    return dft(operand, kind, lengths).astype(rt.dtype)
+
+
+# --- cholesky -----------------------------------------------------------------------------
+
+def _verify_cholesky(ctx: OpCall) -> None:
+    count_check(ctx, 1)
+    a = _float_or_complex(ctx, ctx.operand_types[0], "I1", "a")
+    result = _float_or_complex(ctx, ctx.result_types[0], None, "result")
+    ctx.bool("lower", False)
+    if not (baseline_key(a.element) == baseline_key(result.element) and a.rank == result.rank
+            and all(_fits(x, y) for x, y in zip(a.shape, result.shape, strict=True))):
+        raise ctx.error("C1", f"baseline_type(a) = {a} must equal baseline_type(result) = {result}")
+    if a.rank < 2:
+        raise ctx.error("C2", f"2 <= rank(a) does not hold: rank(a) = {a.rank}")
+    if not _fits(a.shape[-2], a.shape[-1]):
+        raise ctx.error("C3", f"dim(a, -2) = {a.shape[-2]} must equal dim(a, -1) = {a.shape[-1]}")
+
+
+def factorize(a: np.ndarray, lower: bool) -> tuple[np.ndarray, np.ndarray]:
+    """XLA:CPU's unblocked Cholesky on ``a`` (in the work dtype), column by column.
+
+    Returns ``(L, first_fail)``: ``L`` lower triangular in the frame of ``a`` (lower)
+    or of ``transpose(a)`` (upper), before any NaN fill; ``first_fail`` (batch-shaped
+    int64) the first column whose pivot ``sqrt(t_jj)`` is NaN, -1 if none.
+    """
+    mat = a if lower else _swap(a)
+    n = mat.shape[-1]
+    low = np.zeros_like(mat)
+    first_fail = np.full(mat.shape[:-2], -1, dtype=np.int64)
+    with np.errstate(all="ignore"):
+        for j in range(n):
+            prods = low[..., j:, :j] * np.conj(low[..., j, None, :j])
+            t = mat[..., j:, j] - prods.sum(axis=-1)
+            s = np.sqrt(t[..., 0].real if np.iscomplexobj(t) else t[..., 0])
+            failed = np.isnan(s) & (first_fail < 0)
+            first_fail[failed] = j
+            low[..., j:, j] = t / s[..., None]
+    return low, first_fail
+
+
+@dataclass(frozen=True)
+class _CholeskyFans:
+    """result[i, j] (i >= j, in the lower frame) reads a[r, c] for c <= r <= j and a[i, c]
+    for c <= j; a NaN-filled batch element reads (control) a[r, c], c <= r <= j0."""
+
+    lower: bool
+    n: int
+    first_fail: np.ndarray
+
+    def __call__(self, result: int, ridx: tuple[np.ndarray, ...]) -> list[Fan]:
+        batch = ridx[:-2]
+        p, q = ridx[-2], ridx[-1]
+        i, j = (p, q) if self.lower else (q, p)
+        rows = np.arange(self.n, dtype=np.int64)[:, None]
+        cols = np.arange(self.n, dtype=np.int64)[None, :]
+        i2, j2 = expand(i, 2), expand(j, 2)
+        ff = self.first_fail[tuple(batch)] if batch else self.first_fail[()]
+        ff = expand(np.broadcast_to(ff, np.shape(i)), 2)  # S + (1, 1) even without batch dims
+        ok = ff < 0
+        read = ((cols <= rows) & (rows <= j2)) | ((rows == i2) & (cols <= j2))
+        window = ok & (i2 >= j2) & read
+        control = ~ok & (cols <= rows) & (rows <= ff)
+        bat = tuple(expand(x, 2) for x in batch)
+        a_index = (*bat, rows, cols) if self.lower else (*bat, cols, rows)
+        return [Fan(0, "window", a_index, window), Fan(0, "control", a_index, control)]
+
+
+def _cholesky_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanInProvenance:
+    a = inputs[0]
+    lower = ctx.bool("lower", False)
+    _, first_fail = factorize(a.astype(work_dtype(outputs[0].dtype)), lower)
+    return FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
+                           _CholeskyFans(lower, int(a.shape[-1]), first_fail),
+                           schedule="row-major over the read triangle of a (lower frame)")
+
+
+def _explain_cholesky(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                      index: tuple) -> Explanation:
+    a = inputs[0]
+    out = outputs[0]
+    if result != 0:
+        raise ExecutionError(f"result #{result} does not exist (the op has 1 result)")
+    idx = check_index(value_shape(out), index, "result #0 index")
+    lower = ctx.bool("lower", False)
+    aname = _name(ctx, 0, "a")
+    batch = idx[:-2]
+    p, q = idx[-2:]
+    i, j = (p, q) if lower else (q, p)
+    wt = work_dtype(out.dtype)
+    low, ff = factorize(a[batch].astype(wt)[None], lower)
+    low, j0 = low[0], int(ff[0])
+    frame = "L = result" if lower else "L = transpose(result), factor of transpose(a)"
+    value = out[idx]
+
+    def a_at(r: int, c: int) -> tuple[int, ...]:
+        return (*batch, r, c) if lower else (*batch, c, r)
+
+    steps = [Step("(i, j)", f"the element of L ({frame}; a {'lower' if lower else 'upper'} "
+                  "triangle is read)", (i, j))]
+    notes = []
+    a_w = a[batch].astype(wt)
+    a_local = a_w if lower else a_w.T
+    if j0 >= 0:
+        with np.errstate(all="ignore"):
+            t = a_local[j0, j0] - (low[j0, :j0] * np.conj(low[j0, :j0])).sum()
+            s = np.sqrt(np.real(t))
+        steps.append(Step(f"t_{j0}{j0}", f"a_jj - sum_k L_jk conj(L_jk) for the first failing column "
+                          f"j = {j0}", t))
+        steps.append(Step(f"s_{j0}", "sqrt(t_jj)", s))
+        steps.append(Step(f"result[{_idx(idx)}]", "NaN: a pivot is NaN (a is not positive definite), "
+                          "so the whole matrix is NaN, as XLA:CPU does", value))
+        notes.append("the spec leaves non-positive-definite input undefined; the NaN fill is "
+                     "XLA:CPU's behaviour")
+        return Explanation(ctx.op.name, idx, steps, value, notes)
+    if i < j:
+        steps.append(Step(f"result[{_idx(idx)}]", "outside the computed triangle: "
+                          "implementation-defined; 0 as XLA:CPU writes", value))
+        notes.append("the values of the other triangle are implementation-defined")
+        return Explanation(ctx.op.name, idx, steps, value, notes)
+    with np.errstate(all="ignore"):
+        prods = low[i, :j] * np.conj(low[j, :j])
+        total = prods.sum() if j else wt.type(0)
+        t_ij = a_local[i, j] - total
+        diag_prods = low[j, :j] * np.conj(low[j, :j])
+        t_jj = a_local[j, j] - (diag_prods.sum() if j else wt.type(0))
+        s_j = np.sqrt(np.real(t_jj))
+    children = [Step(f"k = {k}", f"L_{i}{k} * conj(L_{j}{k}) = {low[i, k]} * {np.conj(low[j, k])}",
+                     prods[k]) for k in range(min(j, EXPLAIN_MAX_TERMS))]
+    steps.append(Step("a_ij", f"{aname}[{_idx(a_at(i, j))}]", a_local[i, j]))
+    steps.append(Step("sum_k L_ik conj(L_jk)", f"over k < {j} (numpy pairwise summation)", total,
+                      children=children))
+    steps.append(Step("t_ij", "a_ij - sum_k L_ik conj(L_jk)", t_ij))
+    if i == j:
+        steps.append(Step("L_jj", "sqrt(a_jj - sum_k L_jk conj(L_jk)) = t_jj / sqrt(t_jj)", low[j, j]))
+        notes.append("L_jj is computed as t_jj / sqrt(t_jj), as XLA:CPU does (it can differ from "
+                     "sqrt(t_jj) in the last bit)")
+    else:
+        steps.append(Step("t_jj", "a_jj - sum_k L_jk conj(L_jk)", t_jj))
+        steps.append(Step("s_j", "sqrt(t_jj) (= L_jj up to rounding)", s_j))
+        steps.append(Step("L_ij", "(a_ij - sum_k L_ik conj(L_jk)) / L_jj, computed as t_ij / s_j",
+                          low[i, j]))
+    if wt != out.dtype:
+        steps.append(Step(f"result[{_idx(idx)}]", f"rounded once to {out.dtype}", value))
+        notes.append(f"{out.dtype} is computed in float32 and rounded once (XLA:CPU rounds every "
+                     "intermediate step to the element type)")
+    if j > EXPLAIN_MAX_TERMS:
+        notes.append(f"{j - EXPLAIN_MAX_TERMS} more term(s) not listed")
+    return Explanation(ctx.op.name, idx, steps, value, notes)
+
+
+@op("stablehlo.cholesky", aliases=("Cholesky",), verify=_verify_cholesky,
+    provenance=_cholesky_provenance, explain=_explain_cholesky)
+def cholesky(ctx: OpCall, a: np.ndarray) -> np.ndarray:
+    """result = L with a = L L^H (lower) or U with a = U^H U (upper), batched."""
+    _static(ctx)
+    lower = ctx.bool("lower", False)
+    out = ctx.result_dtype()
+    low, first_fail = factorize(a.astype(work_dtype(out)), lower)
+    # XLA:CPU: a NaN pivot anywhere makes the whole matrix of that batch element NaN
+    low = np.where((first_fail >= 0)[..., None, None], np.array(np.nan, dtype=low.dtype), low)
+    return (low if lower else _swap(low)).astype(out)

@@ -1,0 +1,985 @@
+"""Reductions: ``reduce``, ``map``, ``reduce_precision`` and the three ``batch_norm_*`` ops.
+
+Each op follows its StableHLO spec section and keeps the spec's names
+(``input_slices``, ``init_values``, ``centered_operand``, ``stddev``, ``i1``..``i6``).
+
+Choices the spec leaves to the implementation (DESIGN.md "Numerics"), listed here:
+
+* reduce ``schedule``: the init value is the leftmost leaf, the reduced
+  elements follow in row-major order of the reduced dimensions (ascending
+  dimension numbers): ``exec = body(init, tree(elements))``. Provenance
+  records exactly this order. A recognized body (a lone add / multiply /
+  maximum / minimum / and / or / xor per output, or keep / replace) runs as a
+  numpy reduction over the reduced axes, combined once with the init value:
+
+  - integers: computed in int64/uint64 and wrapped to the bit width (exact for
+    + * and or xor, whatever the order); i1: add = or, multiply = and;
+  - float maximum/minimum: bit-exact whatever the order: the first NaN of the
+    chain (init first) propagates, -0.0 < +0.0;
+  - float add/multiply: numpy's pairwise order; bf16/f16/f8 accumulate in f32
+    and round once at the end (f32 and f64 stay themselves). XLA:CPU on a raw
+    bf16/f16 ``reduce`` rounds its partial sums to the element type in an order
+    of its own (checked with the oracle; jax's ``jnp.sum`` converts to f32
+    first, which is what hlolab's choice matches up to summation order). The
+    oracle tests bound |delta| <= k * n * eps * sum|terms| (k written there);
+  - keep gives the init value, replace the last element (the init value when
+    nothing is reduced), as the schedule says.
+
+  Any other body runs through the interpreter as a pairwise tree: adjacent
+  pairs of the reduced elements are combined in one batched region call per
+  round (~log2(K) calls), the odd element carries over, then the init value is
+  folded in once: ``body(init, tree)``.
+* reduce_precision: bit-exact XLA:CPU behaviour on the bit pattern: round to
+  nearest even at ``mantissa_bits``, exponents above the reduced range become
+  +-inf, exponents at or below the reduced minimum normal exponent flush to
+  +-0 (the reduced format has no denormals), NaN inputs are returned unchanged
+  (payload and sign kept; XLA does so even with ``mantissa_bits = 0``, where
+  the StableHLO reference interpreter returns inf). f16, f32, f64 work on their
+  own bits; bf16 too, but a NaN becomes the quiet NaN 0x7FC0 with its sign (XLA
+  computes bf16 in f32) unless the format is no narrower than f32 (e >= 8 and
+  m >= 23: XLA keeps the value as is); f8 and smaller types are computed in f16 and converted
+  back, as XLA:CPU does (every f8 type checked bit for bit with the oracle).
+* batch_norm_*: the spec's decompositions, computed in f32 for bf16/f16/f8 and
+  rounded once at the end (f32 and f64 in themselves); ``epsilon`` (an f32
+  attribute) becomes ``constant(epsilon, element_type(operand))`` as the spec
+  writes; sums over a feature use numpy's pairwise order.
+
+Quantized tensors: NotImplementedOpError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hlolab.errors import ExecutionError
+from hlolab.numerics import float_format, from_bits, to_bits, uint_dtype
+from hlolab.ops.common import check_value, reject_quantized, wrap_int
+from hlolab.ops.regions import recognize_binary_each
+from hlolab.ops.registry import OpCall, op
+from hlolab.ops.scatter import is_promotable
+from hlolab.trace.explain import Explanation, Step, elementwise_explain
+from hlolab.trace.fanin import Fan, FanInProvenance, expand
+from hlolab.trace.provenance import (
+    check_index,
+    elementwise_provenance,
+    unary_copy_provenance,
+    value_shape,
+)
+from hlolab.types import ElementType, QuantizedElementType, TensorType
+
+EXPLAIN_MAX_ELEMENTS = 256  # explain lists at most this many reduced elements as children
+
+
+# --- shared helpers --------------------------------------------------------------------
+
+def _key(e: Any) -> tuple:
+    """What makes two element types one type (i32 = si32; bf16 != f16)."""
+    if isinstance(e, QuantizedElementType):
+        return ("quant", _key(e.storage), _key(e.expressed), e.storage_min, e.storage_max, e.axis)
+    if isinstance(e, ElementType):
+        return (e.kind, e.bits) if e.kind in ("sint", "uint", "bool") else (e.kind, e.name)
+    return ("other", str(e))
+
+
+def _baseline_key(e: Any) -> tuple:
+    """baseline_element_type: a quantized type without its scales and zero points."""
+    return _key(e)
+
+
+def _fits(a: int | None, b: int | None) -> bool:
+    return a is None or b is None or a == b
+
+
+def _same_shape(a: Sequence[int | None], b: Sequence[int | None]) -> bool:
+    return len(a) == len(b) and all(_fits(x, y) for x, y in zip(a, b, strict=True))
+
+
+def _tensor(ctx: OpCall, t: Any, label: str | None, what: str) -> TensorType:
+    if not isinstance(t, TensorType):
+        raise ctx.error(label, f"{what} must be a tensor, got {t}")
+    if isinstance(t.element, QuantizedElementType) and t.element.is_per_axis:
+        raise ctx.error(label, f"{what} must be a tensor or per-tensor quantized tensor, got {t}")
+    return t
+
+
+def _is_float(e: Any) -> bool:
+    if isinstance(e, QuantizedElementType):
+        return True  # per-tensor quantized: allowed by the type tables, rejected at run time
+    return isinstance(e, ElementType) and e.is_float
+
+
+def _block_types(ctx: OpCall, index: int = 0) -> tuple[list[Any], list[Any] | None]:
+    """(block argument types, returned types or None when the block has no return)."""
+    region = ctx.op.regions[index]
+    block = region.entry
+    ret = block.ops[-1] if block.ops else None
+    rtypes = list(ret.operand_types) if ret is not None and ret.name.endswith("return") else None
+    return [a.type for a in block.args], rtypes
+
+
+def _signature(args: Sequence[Any], rets: Sequence[Any] | None) -> str:
+    r = "no return" if rets is None else f"({', '.join(str(t) for t in rets)})"
+    return f"({', '.join(str(t) for t in args)}) -> {r}"
+
+
+# bf16, f16, f8*, f6*, f4: computed in f32 and rounded once (XLA:CPU)
+def _compute_dtype(dt: np.dtype) -> np.dtype:
+    if dt.kind in "fc" and dt.itemsize >= 4:
+        return dt
+    return np.dtype(np.float32)
+
+
+def _ints(xs: Sequence[Any]) -> tuple[int, ...]:
+    return tuple(int(x) for x in xs)
+
+
+# --- reduce: verification -----------------------------------------------------------------
+
+def _reduce_n(ctx: OpCall) -> int:
+    return len(ctx.operand_types) // 2
+
+
+def _verify_reduce(ctx: OpCall) -> None:
+    types = ctx.operand_types
+    n = len(types) // 2
+    if n == 0 or len(types) % 2 or len(ctx.result_types) != n:
+        raise ctx.error("C3", f"0 < size(inputs) = size(init_values) = size(results) = N does not "
+                        f"hold: {len(types)} operands (inputs..., init_values...) and "
+                        f"{len(ctx.result_types)} results")
+    inputs = [_tensor(ctx, t, "I1", f"inputs[{i}]") for i, t in enumerate(types[:n])]
+    inits = [_tensor(ctx, t, "I2", f"init_values[{i}]") for i, t in enumerate(types[n:])]
+    for i, t in enumerate(inits):
+        if t.rank != 0:
+            raise ctx.error("I2", f"init_values[{i}] must be a 0-dimensional tensor, got {t}")
+    for i, t in enumerate(inputs):
+        if not _same_shape(t.shape, inputs[0].shape):
+            raise ctx.error("C1", f"same(shape(inputs...)) does not hold: inputs[{i}] is {t}, "
+                            f"inputs[0] is {inputs[0]}")
+    for i, (a, b) in enumerate(zip(inputs, inits, strict=True)):
+        if _key(a.element) != _key(b.element):
+            raise ctx.error("C2", f"element_type(inputs[{i}]) = {a.element} must equal "
+                            f"element_type(init_values[{i}]) = {b.element}")
+    dims = ctx.ints("dimensions")
+    rank = inputs[0].rank
+    for d in dims:
+        if not 0 <= d < rank:
+            raise ctx.error("C4", f"dimensions = {list(dims)} must be in [0, {rank}) "
+                            f"(rank(inputs[0]))")
+    if len(set(dims)) != len(dims):
+        raise ctx.error("C5", f"dimensions = {list(dims)} must be unique")
+    es = _reduce_body_types(ctx, inputs)
+    kept = [x for k, x in enumerate(inputs[0].shape) if k not in dims]
+    for i, t in enumerate(ctx.result_types):
+        rt = _tensor(ctx, t, "C7", f"results[{i}]")
+        if not _same_shape(rt.shape, kept):
+            raise ctx.error("C7", f"shape(results[{i}]) = {list(rt.shape)} must be shape(inputs...) "
+                            f"= {list(inputs[0].shape)} without dimensions {list(dims)}: {kept}")
+        if _key(rt.element) != _key(es[i]):
+            raise ctx.error("C8", f"element_type(results[{i}]) = {rt.element} must be E{i} = {es[i]} "
+                            "(the body's element type)")
+
+
+def _reduce_body_types(ctx: OpCall, inputs: list[TensorType]) -> list[Any]:
+    """(C6): body : (tensor<E0>, ..., tensor<EN-1>, tensor<E0>, ...) -> (tensor<E0>, ...)."""
+    n = len(inputs)
+    if len(ctx.op.regions) != 1 or not ctx.op.regions[0].blocks:
+        raise ctx.error("C6", "reduce needs one body region")
+    args, rets = _block_types(ctx)
+    have = _signature(args, rets)
+    if len(args) != 2 * n or not all(isinstance(a, TensorType) and a.rank == 0 for a in args):
+        raise ctx.error("C6", f"body must take 2 * {n} 0-dimensional tensors, got {have}")
+    es = [a.element for a in args[:n]]
+    for i in range(n):
+        if _key(args[n + i].element) != _key(es[i]):
+            raise ctx.error("C6", f"body arguments {i} and {n + i} must both be tensor<E{i}>, got "
+                            f"{args[i]} and {args[n + i]}: {have}")
+        if not is_promotable(inputs[i].element, es[i]):
+            raise ctx.error("C6", f"is_promotable(element_type(inputs[{i}]) = {inputs[i].element}, "
+                            f"E{i} = {es[i]}) does not hold: {have}")
+    ok = rets is not None and len(rets) == n and all(
+        isinstance(r, TensorType) and r.rank == 0 and _key(r.element) == _key(e)
+        for r, e in zip(rets, es, strict=True))
+    if not ok:
+        want = ", ".join(f"tensor<{e}>" for e in es)
+        raise ctx.error("C6", f"body must return ({want}), got {have}")
+    return es
+
+
+# --- reduce: evaluation --------------------------------------------------------------------
+
+def _body_elements(ctx: OpCall) -> list[Any]:
+    return [a.type.element for a in ctx.op.regions[0].entry.args[:_reduce_n(ctx)]]
+
+
+def _reduced_last(x: np.ndarray, dims: Sequence[int]) -> np.ndarray:
+    """``x`` with the reduced dims moved to the end (ascending) and flattened:
+    shape ``result_shape + (K,)``, K elements in row-major order of the reduced dims."""
+    kept = [d for d in range(x.ndim) if d not in dims]
+    red = sorted(dims)
+    moved = np.transpose(x, kept + red)
+    k = int(np.prod([x.shape[d] for d in red], dtype=np.int64))
+    return moved.reshape(tuple(x.shape[d] for d in kept) + (k,))
+
+
+_INT_REDUCE = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
+               "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+_BOOL_REDUCE = {"add": np.logical_or, "or": np.logical_or, "maximum": np.logical_or,
+                "multiply": np.logical_and, "and": np.logical_and, "minimum": np.logical_and,
+                "xor": np.logical_xor}
+
+
+def can_reduce_numpy(name: str, et: Any) -> bool:
+    """Whether ``reduce_numpy`` has an exact path for body ``name`` on element type ``et``."""
+    if name in ("keep", "replace"):
+        return True
+    if not isinstance(et, ElementType):
+        return False
+    if et.is_bool or et.is_int:
+        return True
+    if et.is_float:
+        return name in ("add", "multiply", "maximum", "minimum")
+    if et.is_complex:
+        return name in ("add", "multiply")
+    return False
+
+
+def reduce_numpy(name: str, flat: np.ndarray, init: np.ndarray, et: ElementType) -> np.ndarray:
+    """``body(init, tree(flat[..., 0..K-1]))`` for a recognized ``body`` named ``name``;
+    ``flat`` has the reduced elements on its last axis (``_reduced_last``)."""
+    dt = et.dtype
+    rshape = flat.shape[:-1]
+    k = flat.shape[-1]
+    init_b = np.broadcast_to(np.asarray(init, dtype=dt), rshape)
+    if name == "keep" or k == 0:
+        return np.array(init_b, dtype=dt)
+    if name == "replace":
+        return np.array(flat[..., -1], dtype=dt)
+    if et.is_bool:
+        f = _BOOL_REDUCE[name]
+        return f(init_b, f.reduce(flat, axis=-1)).astype(dt)
+    if et.is_int:
+        wide = np.int64 if et.is_signed else np.uint64
+        f = _INT_REDUCE[name]
+        # mod 2^64 arithmetic keeps the low bits exact for + * and or xor
+        return wrap_int(f(init_b.astype(wide), f.reduce(flat.astype(wide), axis=-1)), et)
+    if name in ("add", "multiply"):
+        ct = _compute_dtype(np.dtype(dt))
+        f = np.add if name == "add" else np.multiply
+        return f(init_b.astype(ct), f.reduce(flat.astype(ct), axis=-1)).astype(dt)
+    return _float_extremum(flat, init_b, name == "maximum", dt)
+
+
+def _float_extremum(flat: np.ndarray, init: np.ndarray, is_max: bool, dt: np.dtype) -> np.ndarray:
+    """maximum/minimum of the chain [init, flat...]: the first NaN of the chain if any
+    (bit-exact, as the element-wise op keeps a NaN lhs and takes a NaN rhs), else the
+    extremum with -0.0 < +0.0. Values compare in f64, where every float type is exact."""
+    chain = np.concatenate([init[..., None], flat], axis=-1)
+    c64 = chain.astype(np.float64)
+    nan = np.isnan(c64)
+    fill = -np.inf if is_max else np.inf
+    clean = np.where(nan, fill, c64)
+    ext = clean.max(axis=-1) if is_max else clean.min(axis=-1)
+    # the extremum's own bits: the first position holding it, preferring the right zero
+    want_neg = not is_max  # max prefers +0.0, min prefers -0.0
+    hit = clean == ext[..., None]
+    zero_pref = hit & (c64 == 0) & (np.signbit(c64) == want_neg)
+    pick = np.where(zero_pref.any(axis=-1), zero_pref.argmax(axis=-1), hit.argmax(axis=-1))
+    any_nan = nan.any(axis=-1)
+    pick = np.where(any_nan, nan.argmax(axis=-1), pick)
+    out = np.take_along_axis(chain, pick[..., None], axis=-1)[..., 0]
+    return np.array(out, dtype=dt)
+
+
+def _run_tree(ctx: OpCall, flats: list[np.ndarray], inits: list[np.ndarray]) -> list[np.ndarray]:
+    """Any body: ``body(init, tree)``, tree = pairwise over the last axis, one batched
+    region call per round (the odd element carries over)."""
+    rshape = flats[0].shape[:-1]
+    n = len(flats)
+    vals = list(flats)
+    while vals[0].shape[-1] > 1:
+        k = vals[0].shape[-1]
+        pairs = k // 2
+        outs = ctx.run_region(0, [v[..., 0:2 * pairs:2] for v in vals]
+                              + [v[..., 1:2 * pairs:2] for v in vals])
+        outs = [np.broadcast_to(np.asarray(o), rshape + (pairs,)) for o in outs]
+        if k % 2:
+            outs = [np.concatenate([o, v[..., -1:]], axis=-1) for o, v in zip(outs, vals, strict=True)]
+        vals = outs
+    init_b = [np.ascontiguousarray(np.broadcast_to(i, rshape)) for i in inits]
+    if vals[0].shape[-1] == 0:
+        return [np.array(i) for i in init_b]
+    res = ctx.run_region(0, init_b + [v[..., 0] for v in vals])
+    return [np.array(np.broadcast_to(np.asarray(r), rshape)) for r in res[:n]]
+
+
+@op("stablehlo.reduce", aliases=("Reduce",), verify=_verify_reduce,
+    provenance=lambda ctx, inputs, outputs: reduce_provenance(ctx, inputs, outputs),
+    explain=lambda ctx, inputs, outputs, result, index: reduce_explain(ctx, inputs, outputs,
+                                                                       result, index))
+def reduce(ctx: OpCall, *operands: np.ndarray) -> list[np.ndarray]:
+    """results...[j0, ..., jR-1] = exec(schedule) over input_slices_converted, with the
+    init value folded in once: body(init, pairwise tree of the slice in row-major order)."""
+    reject_quantized(ctx)
+    n = _reduce_n(ctx)
+    for i, v in enumerate(operands):
+        what = f"inputs[{i}]" if i < n else f"init_values[{i - n}]"
+        check_value(ctx, v, ctx.operand_types[i], what)
+    dims = ctx.ints("dimensions")
+    es = _body_elements(ctx)
+    # to_destination_type: Ei may be wider than the inputs (is_promotable)
+    flats = [_reduced_last(np.asarray(x).astype(e.dtype, copy=False), dims)
+             for x, e in zip(operands[:n], es, strict=True)]
+    inits = [np.asarray(v).astype(e.dtype, copy=False) for v, e in zip(operands[n:], es, strict=True)]
+    kinds = recognize_binary_each(ctx.op.regions[0])
+    if kinds is not None and all(can_reduce_numpy(k, e) for k, e in zip(kinds, es, strict=True)):
+        return [np.asarray(reduce_numpy(k, f, i, e), dtype=e.dtype)
+                for k, f, i, e in zip(kinds, flats, inits, es, strict=True)]
+    if 0 in flats[0].shape[:-1]:
+        return [np.zeros(f.shape[:-1], dtype=e.dtype) for f, e in zip(flats, es, strict=True)]
+    outs = _run_tree(ctx, flats, inits)
+    return [np.asarray(o, dtype=e.dtype) for o, e in zip(outs, es, strict=True)]
+
+
+# --- reduce: provenance ---------------------------------------------------------------------
+
+def slice_fan_index(rank: int, dims: Sequence[int], ridx: tuple[np.ndarray, ...],
+                    input_shape: Sequence[int]) -> tuple[np.ndarray, ...]:
+    """Index arrays of ``inputs[j0, ..., :, ..., jR-1]`` (``:`` at ``dims``) for a batch of
+    result indices: shape S + W, W = the reduced dim sizes in ascending dim order."""
+    red = sorted(dims)
+    nw = len(red)
+    kept_pos = 0
+    out = []
+    for d in range(rank):
+        if d in red:
+            j = red.index(d)
+            shape = [1] * nw
+            shape[j] = int(input_shape[d])
+            out.append(np.arange(int(input_shape[d]), dtype=np.int64).reshape(shape))
+        else:
+            out.append(expand(ridx[kept_pos], nw))
+            kept_pos += 1
+    return tuple(out)
+
+
+def reduce_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanInProvenance:
+    """result r element j: init_values[r] (``init``), then every element of
+    inputs[k][j0, ..., :, ..., jR-1] (``window``), for k = r only when the body combines
+    each pair on its own (recognized), else for every input (the body may mix them)."""
+    n = _reduce_n(ctx)
+    dims = ctx.ints("dimensions")
+    shape = value_shape(inputs[0]) or ()
+    rank = len(shape)
+    per_output = recognize_binary_each(ctx.op.regions[0]) is not None
+
+    def fans(result: int, ridx: tuple[np.ndarray, ...]) -> list[Fan]:
+        which = [result] if per_output else list(range(n))
+        index = slice_fan_index(rank, dims, ridx, shape)
+        return ([Fan(n + k, "init", ()) for k in which]
+                + [Fan(k, "window", index) for k in which])
+
+    return FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs], fans,
+                           schedule="init, then the reduced elements in row-major order of the "
+                                    "reduced dimensions")
+
+
+# --- reduce: explain -------------------------------------------------------------------------
+
+def _slice_text(rank: int, dims: Sequence[int], idx: tuple[int, ...]) -> str:
+    parts, k = [], 0
+    for d in range(rank):
+        if d in dims:
+            parts.append(":")
+        else:
+            parts.append(str(idx[k]))
+            k += 1
+    return ", ".join(parts)
+
+
+def reduce_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                   index: tuple) -> Explanation:
+    n = _reduce_n(ctx)
+    if not 0 <= result < len(outputs):
+        raise ExecutionError(f"result #{result} does not exist (the op has {len(outputs)} results)")
+    idx = check_index(value_shape(outputs[result]), index, f"result #{result} index")
+    dims = ctx.ints("dimensions")
+    shape = tuple(inputs[0].shape)
+    rank = len(shape)
+    kinds = recognize_binary_each(ctx.op.regions[0])
+    which = [result] if kinds is not None else list(range(n))
+    names = [v.name for v in ctx.op.operands]
+    red = sorted(dims)
+    steps = [Step("dimensions", "the reduced dimensions (ascending: row-major order of the slice)",
+                  list(red), dim_roles={d: ("reduced" if d in dims else "kept") for d in range(rank)})]
+    window = tuple(int(shape[d]) for d in red)
+    count = int(np.prod(window, dtype=np.int64))
+    ridx = tuple(np.asarray(i, dtype=np.int64) for i in idx)
+    index_arrays = slice_fan_index(rank, dims, ridx, shape)
+    full = [np.broadcast_to(a, window).reshape(-1) for a in index_arrays] if rank else []
+    shown = min(count, EXPLAIN_MAX_ELEMENTS)
+    for k in which:
+        text = _slice_text(rank, dims, idx)
+        children = []
+        for p in range(shown):
+            pos = tuple(int(a[p]) for a in full)
+            children.append(Step(f"inputs[{k}][{', '.join(str(x) for x in pos)}]",
+                                 "", inputs[k][pos]))
+        slice_value = inputs[k][tuple(a.reshape(window) for a in index_arrays)] if rank else inputs[k]
+        steps.append(Step(f"input_slices[{k}]", f"{names[k] if k < len(names) else 'inputs'}"
+                          f"[{text}] ({count} element(s))", np.asarray(slice_value),
+                          children=children))
+    for k in which:
+        steps.append(Step(f"init_values[{k}]", f"{names[n + k] if n + k < len(names) else 'init'}",
+                          inputs[n + k][()]))
+    body = (kinds[result] if kinds is not None else "body")
+    how = ("numpy reduction over the slice, combined once with the init value" if kinds is not None
+           else "pairwise tree of body calls over the slice, then body(init, tree)")
+    value = outputs[result][idx]
+    steps.append(Step("body", how, body))
+    steps.append(Step(f"results[{result}][{', '.join(str(i) for i in idx)}]",
+                      f"exec(schedule) = {body}(init_values[{result}], {body} over input_slices)",
+                      value))
+    notes = [f"schedule: init, then the {count} reduced element(s) in row-major order of "
+             f"dimensions {red}"]
+    es = _body_elements(ctx)
+    e = es[result]
+    float_like = isinstance(e, ElementType) and (e.is_float or e.is_complex)
+    if float_like and count > 1 and (kinds is None or kinds[result] in ("add", "multiply")):
+        notes.append("the spec leaves the reduction order implementation-defined; hlolab evaluates "
+                     + ("numpy's pairwise order" if kinds is not None else "a pairwise tree")
+                     + ", not the listed row-major chain, so rounding may differ from it")
+    if float_like and kinds is not None and kinds[result] in ("add", "multiply") \
+            and np.dtype(e.dtype).itemsize < 4:
+        notes.append(f"{e} accumulates in f32 and rounds once at the end")
+    if count > shown:
+        notes.append(f"{count - shown} more reduced element(s) not listed")
+    return Explanation(ctx.op.name, idx, steps, value, notes, result)
+
+
+# --- map ------------------------------------------------------------------------------------
+
+def _verify_map(ctx: OpCall) -> None:
+    types = ctx.operand_types
+    if not types:
+        raise ctx.error("C2", "0 < size(inputs) = N does not hold: map has no inputs")
+    inputs = [_tensor(ctx, t, "I1", f"inputs[{i}]") for i, t in enumerate(types)]
+    if len(ctx.result_types) != 1:
+        raise ctx.error(None, f"map has one result, got {len(ctx.result_types)}")
+    rt = _tensor(ctx, ctx.result_types[0], "C1", "result")
+    for i, t in enumerate(inputs):
+        if not _same_shape(t.shape, rt.shape):
+            raise ctx.error("C1", f"shape(inputs...) = shape(result) does not hold: inputs[{i}] is "
+                            f"{t}, result is {rt}")
+    dims = ctx.ints("dimensions")
+    if list(dims) != list(range(inputs[0].rank)):
+        raise ctx.error("C3", f"dimensions = {list(dims)} must be range(rank(inputs[0])) = "
+                        f"{list(range(inputs[0].rank))}")
+    if len(ctx.op.regions) != 1 or not ctx.op.regions[0].blocks:
+        raise ctx.error("C4", "map needs one computation region")
+    args, rets = _block_types(ctx)
+    have = _signature(args, rets)
+    want = (f"({', '.join(f'tensor<{t.element}>' for t in inputs)}) -> tensor<{rt.element}>")
+    ok = (len(args) == len(inputs)
+          and all(isinstance(a, TensorType) and a.rank == 0 and _key(a.element) == _key(t.element)
+                  for a, t in zip(args, inputs, strict=True))
+          and rets is not None and len(rets) == 1 and isinstance(rets[0], TensorType)
+          and rets[0].rank == 0 and _key(rets[0].element) == _key(rt.element))
+    if not ok:
+        raise ctx.error("C4", f"computation must have type {want}, got {have}")
+
+
+@op("stablehlo.map", aliases=("Map",), verify=_verify_map, provenance=elementwise_provenance,
+    explain=elementwise_explain)
+def map_(ctx: OpCall, *inputs: np.ndarray) -> np.ndarray:
+    """result[result_index] = computation(inputs...[result_index]): one batched region call."""
+    reject_quantized(ctx)
+    for i, v in enumerate(inputs):
+        check_value(ctx, v, ctx.operand_types[i], f"inputs[{i}]")
+    rdt = ctx.result_dtype()
+    shape = inputs[0].shape
+    if 0 in shape:
+        return np.zeros(shape, dtype=rdt)
+    (out,) = ctx.run_region(0, list(inputs))
+    return np.array(np.broadcast_to(np.asarray(out), shape), dtype=rdt)
+
+
+# --- reduce_precision --------------------------------------------------------------------------
+
+def _verify_reduce_precision(ctx: OpCall) -> None:
+    if len(ctx.operand_types) != 1 or len(ctx.result_types) != 1:
+        raise ctx.error(None, "reduce_precision takes one operand and has one result")
+    t = _tensor(ctx, ctx.operand_types[0], "I1", "operand")
+    r = _tensor(ctx, ctx.result_types[0], "C1", "output")
+    if not _is_float(t.element):
+        raise ctx.error("I1", f"operand must be a tensor of floating-point type or per-tensor "
+                        f"quantized tensor, got {t}")
+    if not _same_shape(t.shape, r.shape) or _baseline_key(t.element) != _baseline_key(r.element):
+        raise ctx.error("C1", f"baseline_type(operand) = {t} must equal baseline_type(output) = {r}")
+    e = ctx.int("exponent_bits")
+    m = ctx.int("mantissa_bits")
+    if e < 1:
+        raise ctx.error("C2", f"1 <= exponent_bits does not hold: exponent_bits = {e}")
+    if m < 0:
+        raise ctx.error("C3", f"0 <= mantissa_bits does not hold: mantissa_bits = {m}")
+
+
+def _ieee_layout(dt: np.dtype) -> tuple[int, int] | None:
+    """(exponent bits, mantissa bits) of a type laid out as IEEE 754 (sign, biased
+    exponent with bias 2^(e-1)-1, all-ones exponent for inf/NaN), else None."""
+    fmt = float_format(dt)
+    mbits = fmt.precision - 1
+    ebits = fmt.bits - 1 - mbits
+    if not (fmt.has_inf and fmt.has_nan and fmt.signed and fmt.has_neg_zero):
+        return None
+    if ebits < 1 or fmt.min_exp != 2 - (1 << (ebits - 1)):
+        return None
+    return ebits, mbits
+
+
+def reduce_precision_bits(x: np.ndarray, exponent_bits: int, mantissa_bits: int) -> np.ndarray:
+    """XLA's reduce_precision on an IEEE-layout float array, on its bit pattern."""
+    dt = x.dtype
+    layout = _ieee_layout(dt)
+    assert layout is not None
+    src_e, src_m = layout
+    u = uint_dtype(dt).type
+    nbits = float_format(dt).bits
+    bits = to_bits(x).astype(uint_dtype(dt))
+    if mantissa_bits < src_m:
+        # round to nearest, ties to even: add half an ulp minus one plus the last kept bit
+        shift = src_m - mantissa_bits
+        bias = u((1 << (shift - 1)) - 1)
+        kept_bit = (bits >> u(shift)) & u(1)
+        bits = (bits + bias + kept_bit) & ~u((1 << shift) - 1)
+    if exponent_bits < src_e:
+        exp_mask = u(((1 << src_e) - 1) << src_m)
+        sign_mask = u(1 << (nbits - 1))
+        src_bias = (1 << (src_e - 1)) - 1
+        red_bias = (1 << (exponent_bits - 1)) - 1
+        max_exp = src_bias + red_bias  # biased, in the source format
+        min_exp = src_bias - red_bias  # at or below: below the reduced min normal
+        exponent = bits & exp_mask
+        over = exponent > u(max_exp << src_m)
+        under = exponent <= u(min_exp << src_m)
+        signed_zero = bits & sign_mask
+        bits = np.where(over, signed_zero | exp_mask, np.where(under, signed_zero, bits))
+    out = from_bits(np.asarray(bits, dtype=uint_dtype(dt)), dt).reshape(x.shape)
+    return np.where(np.isnan(x.astype(np.float32) if dt.itemsize < 4 else x), x, out).astype(dt)
+
+
+def reduce_precision_values(x: np.ndarray, exponent_bits: int, mantissa_bits: int) -> np.ndarray:
+    """reduce_precision on any float array, as XLA:CPU computes it (checked bit for bit
+    with the oracle): f16/f32/f64 on their own bits; bf16 on its bits with a NaN made
+    the canonical quiet NaN of its sign (XLA goes through f32 and back); f8 and
+    smaller floats in f16 and converted back."""
+    dt = x.dtype
+    if dt.itemsize >= 2 and dt.name != "bfloat16":
+        return reduce_precision_bits(x, exponent_bits, mantissa_bits)
+    if dt.name == "bfloat16":
+        out = reduce_precision_bits(x, exponent_bits, mantissa_bits)
+        if exponent_bits >= 8 and mantissa_bits >= 23:  # a no-op in f32: XLA keeps x as is
+            return out
+        nan = np.isnan(x.astype(np.float32))
+        canonical = from_bits((to_bits(x) & np.uint16(0x8000)) | np.uint16(0x7FC0), dt)
+        return np.where(nan, canonical, out).astype(dt)
+    return reduce_precision_bits(x.astype(np.float16), exponent_bits, mantissa_bits).astype(dt)
+
+
+@op("stablehlo.reduce_precision", aliases=("ReducePrecision",), verify=_verify_reduce_precision,
+    provenance=unary_copy_provenance,
+    explain=lambda ctx, inputs, outputs, result, index: reduce_precision_explain(
+        ctx, inputs, outputs, result, index))
+def reduce_precision(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
+    """operand rounded to a float format with exponent_bits and mantissa_bits and back."""
+    reject_quantized(ctx)
+    check_value(ctx, operand, ctx.operand_types[0], "operand")
+    return reduce_precision_values(operand, ctx.int("exponent_bits"), ctx.int("mantissa_bits"))
+
+
+def _fields(v: Any, dt: np.dtype) -> str:
+    """sign | exponent | mantissa bits of one value."""
+    layout = _ieee_layout(dt) or (5, 10)
+    if _ieee_layout(dt) is None:
+        v = np.float16(v)
+        dt = np.dtype(np.float16)
+    ebits, mbits = layout
+    b = int(to_bits(np.array(v, dtype=dt)))
+    s = f"{b:0{1 + ebits + mbits}b}"
+    return f"{s[0]} {s[1:1 + ebits]} {s[1 + ebits:]}"
+
+
+def reduce_precision_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                             index: tuple) -> Explanation:
+    idx = check_index(value_shape(outputs[0]), index, "result #0 index")
+    x = inputs[0][idx]
+    y = outputs[0][idx]
+    dt = inputs[0].dtype
+    e, m = ctx.int("exponent_bits"), ctx.int("mantissa_bits")
+    notes = []
+    if dt.itemsize == 1:
+        notes.append(f"{dt} is reduced in f16 and converted back, as XLA:CPU does")
+    if _ieee_layout(dt) is None:
+        notes.append(f"{dt} is not laid out as IEEE 754: bit fields shown as f16")
+    steps = [
+        Step("operand", f"operand[{', '.join(str(i) for i in idx)}] (sign exponent mantissa)",
+             f"{x} = {_fields(x, dt)}"),
+        Step("format", "exponent_bits, mantissa_bits", (e, m)),
+        Step("output", "mantissa rounded to nearest even at mantissa_bits, then exponent out of "
+             "range -> +-inf (over) / +-0 (under); NaN kept", f"{y} = {_fields(y, dt)}"),
+    ]
+    return Explanation(ctx.op.name, idx, steps, y, notes, 0)
+
+
+# --- batch norm: verification ------------------------------------------------------------------
+
+def _verify_bn(ctx: OpCall, in_names: Sequence[str], out_names: Sequence[str], full: set[str],
+               feature: set[str], checks: dict[str, str]) -> dict[str, TensorType]:
+    """Types of every named operand/result, checking (C1), same baseline element
+    types, shapes of full-size and feature-size values (labels per ``checks``)."""
+    if len(ctx.operand_types) != len(in_names) or len(ctx.result_types) != len(out_names):
+        raise ctx.error(None, f"{ctx.name.removeprefix('stablehlo.')} takes {len(in_names)} operands "
+                        f"({', '.join(in_names)}) and has {len(out_names)} results "
+                        f"({', '.join(out_names)})")
+    ts: dict[str, TensorType] = {}
+    for i, (name, t) in enumerate(zip(in_names, ctx.operand_types, strict=True)):
+        ts[name] = _tensor(ctx, t, f"I{i + 1}", name)
+    for name, t in zip(out_names, ctx.result_types, strict=True):
+        ts[name] = _tensor(ctx, t, None, name)
+    for name, t in ts.items():
+        if not _is_float(t.element):
+            raise ctx.error(None, f"{name} must be a tensor of floating-point type or per-tensor "
+                            f"quantized tensor, got {t}")
+        if name in feature and t.rank != 1:
+            raise ctx.error(None, f"{name} must be a 1-dimensional tensor, got {t}")
+    operand = ts["operand"]
+    fi = ctx.int("feature_index")
+    ctx.float("epsilon")
+    if not 0 <= fi < operand.rank:
+        raise ctx.error("C1", f"0 <= feature_index < rank(operand) does not hold: feature_index = "
+                        f"{fi}, rank(operand) = {operand.rank}")
+    base = _baseline_key(operand.element)
+    for name, t in ts.items():
+        if _baseline_key(t.element) != base:
+            raise ctx.error(checks["element"], f"{', '.join(ts)} must have the same "
+                            f"baseline_element_type: operand is {operand.element}, {name} is {t.element}")
+    for name in full:
+        if not _same_shape(ts[name].shape, operand.shape):
+            raise ctx.error(checks[name], f"shape({name}) = {list(ts[name].shape)} must equal "
+                            f"shape(operand) = {list(operand.shape)}")
+    dim = operand.shape[fi]
+    for name in feature:
+        if not _fits(ts[name].shape[0], dim):
+            raise ctx.error(checks[name], f"size({name}) = {ts[name].shape[0]} must equal "
+                            f"dim(operand, feature_index) = dim(operand, {fi}) = {dim}")
+    return ts
+
+
+def _verify_bn_inference(ctx: OpCall) -> None:
+    _verify_bn(ctx, ("operand", "scale", "offset", "mean", "variance"), ("result",), {"result"},
+               {"scale", "offset", "mean", "variance"},
+               {"element": "C2", "scale": "C3", "offset": "C4", "mean": "C5", "variance": "C6",
+                "result": "C7"})
+
+
+def _verify_bn_training(ctx: OpCall) -> None:
+    _verify_bn(ctx, ("operand", "scale", "offset"), ("output", "batch_mean", "batch_var"), {"output"},
+               {"scale", "offset", "batch_mean", "batch_var"},
+               {"element": "C2", "scale": "C3", "offset": "C4", "batch_mean": "C5", "batch_var": "C6",
+                "output": "C7"})
+
+
+def _verify_bn_grad(ctx: OpCall) -> None:
+    # (C4): scale, mean, variance, grad_scale, grad_offset have one shape; (C5) size(scale)
+    ts = _verify_bn(ctx, ("operand", "scale", "mean", "variance", "grad_output"),
+                    ("grad_operand", "grad_scale", "grad_offset"), {"grad_output", "grad_operand"},
+                    {"scale"}, {"element": "C2", "grad_output": "C3", "grad_operand": "C3",
+                                "scale": "C5"})
+    for name in ("mean", "variance", "grad_scale", "grad_offset"):
+        if ts[name].rank != 1 or not _fits(ts[name].shape[0], ts["scale"].shape[0]):
+            raise ctx.error("C4", f"scale, mean, variance, grad_scale and grad_offset must have the "
+                            f"same shape: scale is {ts['scale']}, {name} is {ts[name]}")
+
+
+# --- batch norm: evaluation --------------------------------------------------------------------
+
+class _BN:
+    """The spec's intermediate values for one batch-norm op, in the compute type."""
+
+    def __init__(self, ctx: OpCall, operand: np.ndarray):
+        self.fi = ctx.int("feature_index")
+        self.dt = operand.dtype
+        self.ct = _compute_dtype(self.dt)
+        # constant(epsilon, element_type(operand)): the f32 attribute in the element type
+        self.epsilon = np.float32(ctx.float("epsilon")).astype(self.dt).astype(self.ct)
+        self.rank = operand.ndim
+        self.axes = tuple(d for d in range(self.rank) if d != self.fi)
+        # divisor = size(operand) / dim(operand, feature_index), in the element type
+        n = operand.size // operand.shape[self.fi] if operand.shape[self.fi] else 0
+        self.divisor = np.asarray(n, dtype=np.float64).astype(self.dt).astype(self.ct)
+
+    def bcast(self, v: np.ndarray) -> np.ndarray:
+        """broadcast_in_dim(v, [feature_index], type(operand))."""
+        shape = [1] * self.rank
+        shape[self.fi] = v.shape[0]
+        return np.asarray(v, dtype=self.ct).reshape(shape)
+
+    def compute_sum(self, x: np.ndarray) -> np.ndarray:
+        return np.add.reduce(x, axis=self.axes, dtype=self.ct) if self.axes else x.astype(self.ct)
+
+    def compute_mean(self, x: np.ndarray) -> np.ndarray:
+        return self.compute_sum(x) / self.divisor
+
+    def out(self, v: np.ndarray) -> np.ndarray:
+        return np.asarray(v).astype(self.dt)
+
+
+def _check_all(ctx: OpCall, values: Sequence[np.ndarray], names: Sequence[str]) -> None:
+    reject_quantized(ctx)
+    for i, (v, name) in enumerate(zip(values, names, strict=True)):
+        check_value(ctx, v, ctx.operand_types[i], name)
+
+
+def _inference_values(bn: _BN, operand, scale, offset, mean, variance) -> dict[str, np.ndarray]:
+    x = np.asarray(operand, dtype=bn.ct)
+    centered_operand = x - bn.bcast(mean)
+    stddev = np.sqrt(bn.bcast(variance) + bn.epsilon)
+    normalized_operand = centered_operand / stddev
+    result = bn.bcast(scale) * normalized_operand + bn.bcast(offset)
+    return {"centered_operand": centered_operand, "stddev": stddev,
+            "normalized_operand": normalized_operand, "result": result}
+
+
+@op("stablehlo.batch_norm_inference", aliases=("BatchNormInference",), verify=_verify_bn_inference,
+    provenance=lambda ctx, inputs, outputs: batch_norm_provenance(ctx, inputs, outputs),
+    explain=lambda ctx, inputs, outputs, result, index: batch_norm_explain(ctx, inputs, outputs,
+                                                                           result, index))
+def batch_norm_inference(ctx: OpCall, operand: np.ndarray, scale: np.ndarray, offset: np.ndarray,
+                         mean: np.ndarray, variance: np.ndarray) -> np.ndarray:
+    """scale * (operand - mean) / sqrt(variance + epsilon) + offset, per feature."""
+    _check_all(ctx, [operand, scale, offset, mean, variance],
+               ["operand", "scale", "offset", "mean", "variance"])
+    bn = _BN(ctx, operand)
+    return bn.out(_inference_values(bn, operand, scale, offset, mean, variance)["result"])
+
+
+def _training_values(bn: _BN, operand, scale, offset) -> dict[str, np.ndarray]:
+    x = np.asarray(operand, dtype=bn.ct)
+    mean = bn.compute_mean(x)
+    centered = x - bn.bcast(mean)
+    variance = bn.compute_mean(centered * centered)
+    vals = _inference_values(bn, operand, scale, offset, mean, variance)
+    vals.update({"mean": mean, "variance": variance})
+    return vals
+
+
+@op("stablehlo.batch_norm_training", aliases=("BatchNormTraining",), verify=_verify_bn_training,
+    provenance=lambda ctx, inputs, outputs: batch_norm_provenance(ctx, inputs, outputs),
+    explain=lambda ctx, inputs, outputs, result, index: batch_norm_explain(ctx, inputs, outputs,
+                                                                           result, index))
+def batch_norm_training(ctx: OpCall, operand: np.ndarray, scale: np.ndarray,
+                        offset: np.ndarray) -> list[np.ndarray]:
+    """mean and variance per feature over every other dim, then batch_norm_inference."""
+    _check_all(ctx, [operand, scale, offset], ["operand", "scale", "offset"])
+    bn = _BN(ctx, operand)
+    v = _training_values(bn, operand, scale, offset)
+    return [bn.out(v["result"]), bn.out(v["mean"]), bn.out(v["variance"])]
+
+
+def _grad_values(bn: _BN, operand, scale, mean, variance, grad_output) -> dict[str, np.ndarray]:
+    x = np.asarray(operand, dtype=bn.ct)
+    g = np.asarray(grad_output, dtype=bn.ct)
+    var_eps = bn.bcast(variance) + bn.epsilon
+    centered_operand = x - bn.bcast(mean)
+    stddev = np.sqrt(var_eps)
+    normalized_operand = centered_operand / stddev
+    elements_per_feature = bn.divisor
+    i1 = g * elements_per_feature
+    i2 = bn.bcast(bn.compute_sum(g))
+    i3 = bn.bcast(bn.compute_sum(g * centered_operand))
+    i4 = i3 * centered_operand
+    i5 = i4 / var_eps
+    i6 = (i1 - i2) - i5
+    grad_operand = bn.bcast(scale) / stddev / elements_per_feature * i6
+    grad_scale = bn.compute_sum(g * normalized_operand)
+    grad_offset = bn.compute_sum(g)
+    return {"centered_operand": centered_operand, "stddev": stddev,
+            "normalized_operand": normalized_operand, "elements_per_feature": elements_per_feature,
+            "i1": i1, "i2": i2, "i3": i3, "i4": i4, "i5": i5, "i6": i6,
+            "grad_operand": grad_operand, "grad_scale": grad_scale, "grad_offset": grad_offset}
+
+
+@op("stablehlo.batch_norm_grad", aliases=("BatchNormGrad",), verify=_verify_bn_grad,
+    provenance=lambda ctx, inputs, outputs: batch_norm_provenance(ctx, inputs, outputs),
+    explain=lambda ctx, inputs, outputs, result, index: batch_norm_explain(ctx, inputs, outputs,
+                                                                           result, index))
+def batch_norm_grad(ctx: OpCall, operand: np.ndarray, scale: np.ndarray, mean: np.ndarray,
+                    variance: np.ndarray, grad_output: np.ndarray) -> list[np.ndarray]:
+    """grad_operand, grad_scale, grad_offset as the spec's decomposition (batchnorm_expander)."""
+    _check_all(ctx, [operand, scale, mean, variance, grad_output],
+               ["operand", "scale", "mean", "variance", "grad_output"])
+    bn = _BN(ctx, operand)
+    v = _grad_values(bn, operand, scale, mean, variance, grad_output)
+    return [bn.out(v["grad_operand"]), bn.out(v["grad_scale"]), bn.out(v["grad_offset"])]
+
+
+# --- batch norm: provenance --------------------------------------------------------------------
+
+# per op: result -> (per-element operands read at the same index, per-feature operands
+# read at [f], operands whose whole feature slice is read)
+_BN_LAYOUT: dict[str, list[tuple[list[int], list[int], list[int]]]] = {
+    # operand 0, scale 1, offset 2, mean 3, variance 4
+    "stablehlo.batch_norm_inference": [([0], [1, 2, 3, 4], [])],
+    # operand 0, scale 1, offset 2 -> output, batch_mean, batch_var
+    "stablehlo.batch_norm_training": [([0], [1, 2], [0]), ([], [], [0]), ([], [], [0])],
+    # operand 0, scale 1, mean 2, variance 3, grad_output 4 -> grad_operand, grad_scale, grad_offset
+    "stablehlo.batch_norm_grad": [([0, 4], [1, 2, 3], [0, 4]), ([], [2, 3], [0, 4]), ([], [], [4])],
+}
+
+
+def _feature_slice(shape: Sequence[int], fi: int, f: np.ndarray) -> tuple[np.ndarray, ...]:
+    """operand[..., f, ...] (every index with feature f) for a batch of features, S + W."""
+    others = [d for d in range(len(shape)) if d != fi]
+    nw = len(others)
+    out = []
+    for d in range(len(shape)):
+        if d == fi:
+            out.append(expand(f, nw))
+        else:
+            j = others.index(d)
+            s = [1] * nw
+            s[j] = int(shape[d])
+            out.append(np.arange(int(shape[d]), dtype=np.int64).reshape(s))
+    return tuple(out)
+
+
+def batch_norm_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanInProvenance:
+    """Full-size results read their operands' element at the same index and the
+    per-feature operands at [f] (``combine``) and, where the op computes statistics,
+    every operand element of feature f (``window``); per-feature results read [f]
+    operands (``combine``) and the feature's elements (``window``)."""
+    layout = _BN_LAYOUT[ctx.name]
+    fi = ctx.int("feature_index")
+    shape = value_shape(inputs[0]) or ()
+
+    def fans(result: int, ridx: tuple[np.ndarray, ...]) -> list[Fan]:
+        same, per_feature, window = layout[result]
+        full = len(ridx) == len(shape)
+        f = ridx[fi] if full else ridx[0]
+        out = [Fan(k, "combine", ridx) for k in same]
+        out += [Fan(k, "combine", (f,)) for k in per_feature]
+        if window:
+            index = _feature_slice(shape, fi, f)
+            out += [Fan(k, "window", index) for k in window]
+        return out
+
+    return FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs], fans,
+                           schedule="the same-index and per-feature operands, then the feature's "
+                                    "elements in row-major order of the other dimensions")
+
+
+# --- batch norm: explain -----------------------------------------------------------------------
+
+def batch_norm_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                       index: tuple) -> Explanation:
+    if not 0 <= result < len(outputs):
+        raise ExecutionError(f"result #{result} does not exist (the op has {len(outputs)} results)")
+    idx = check_index(value_shape(outputs[result]), index, f"result #{result} index")
+    bn = _BN(ctx, inputs[0])
+    full = len(idx) == inputs[0].ndim
+    f = idx[bn.fi] if full else idx[0]
+    where = ", ".join(str(i) for i in idx)
+    operand = inputs[0]
+    sl = [slice(None)] * operand.ndim
+    sl[bn.fi] = f
+    feature_values = operand[tuple(sl)].reshape(-1)
+    fidx = _feature_slice(operand.shape, bn.fi, np.asarray(f, dtype=np.int64))
+    wshape = tuple(s for d, s in enumerate(operand.shape) if d != bn.fi)
+    positions = [np.broadcast_to(a, wshape).reshape(-1)[:EXPLAIN_MAX_ELEMENTS] for a in fidx]
+    children = [Step(f"operand[{', '.join(str(int(a[p])) for a in positions)}]", "",
+                     operand[tuple(int(a[p]) for a in positions)])
+                for p in range(positions[0].size)]
+    steps = [Step("feature_index", "the normalized feature dimension", bn.fi),
+             Step("f", f"index[{bn.fi}]" if full else "index[0]", f),
+             Step("epsilon", "constant(epsilon, element_type(operand))", bn.epsilon)]
+    value = outputs[result][idx]
+    notes = []
+    if np.dtype(bn.dt).itemsize < 4:
+        notes.append(f"{bn.dt} is computed in f32 and rounded once at the end")
+
+    def v(name: str, formula: str, arr: Any, kids: list[Step] | None = None) -> None:
+        a = np.asarray(arr)
+        x = a[idx] if a.ndim == len(idx) and full and a.shape == operand.shape else (
+            a.reshape(-1)[f] if a.ndim and a.size == operand.shape[bn.fi] else
+            (a[tuple(0 if d != bn.fi else f for d in range(a.ndim))] if a.ndim else a[()]))
+        steps.append(Step(name, formula, x, children=kids or []))
+
+    name = ctx.name
+    if name == "stablehlo.batch_norm_inference":
+        _, scale, offset, mean, variance = inputs
+        vals = _inference_values(bn, operand, scale, offset, mean, variance)
+        steps.append(Step("operand", f"operand[{where}]", operand[idx]))
+        v("mean", "mean[f]", mean)
+        v("variance", "variance[f]", variance)
+        v("centered_operand", "operand - mean_bcast", vals["centered_operand"])
+        v("stddev", "sqrt(variance_bcast + epsilon_bcast)", vals["stddev"])
+        v("normalized_operand", "centered_operand / stddev", vals["normalized_operand"])
+        v("scale", "scale[f]", scale)
+        v("offset", "offset[f]", offset)
+        steps.append(Step("result", "scale_bcast * normalized_operand + offset_bcast", value))
+    elif name == "stablehlo.batch_norm_training":
+        _, scale, offset = inputs
+        vals = _training_values(bn, operand, scale, offset)
+        v("mean", f"compute_mean: sum of the {feature_values.size} operand elements of feature f "
+          f"/ {bn.divisor}", vals["mean"], children)
+        v("variance", "compute_mean(centered_operand * centered_operand)", vals["variance"])
+        if result == 0:
+            steps.append(Step("operand", f"operand[{where}]", operand[idx]))
+            v("centered_operand", "operand - mean_bcast", vals["centered_operand"])
+            v("stddev", "sqrt(variance_bcast + epsilon_bcast)", vals["stddev"])
+            v("normalized_operand", "centered_operand / stddev", vals["normalized_operand"])
+            v("scale", "scale[f]", scale)
+            v("offset", "offset[f]", offset)
+            steps.append(Step("output", "scale_bcast * normalized_operand + offset_bcast", value))
+        else:
+            steps.append(Step(["output", "batch_mean", "batch_var"][result],
+                              "mean" if result == 1 else "variance", value))
+        notes.append("sums over a feature use numpy's pairwise order (the spec's reduce leaves "
+                     "the order implementation-defined)")
+    else:
+        _, scale, mean, variance, grad_output = inputs
+        vals = _grad_values(bn, operand, scale, mean, variance, grad_output)
+        v("mean", "mean[f]", mean)
+        v("variance", "variance[f]", variance)
+        v("elements_per_feature", "size(operand) / dim(operand, feature_index)", bn.divisor)
+        if result == 0:
+            steps.append(Step("operand", f"operand[{where}]", operand[idx]))
+            steps.append(Step("grad_output", f"grad_output[{where}]", grad_output[idx]))
+            for k, formula in [("centered_operand", "operand - mean_bcast"),
+                               ("stddev", "sqrt(variance_bcast + epsilon_bcast)"),
+                               ("i1", "grad_output * elements_per_feature"),
+                               ("i2", "compute_sum(grad_output) over feature f"),
+                               ("i3", "compute_sum(grad_output * centered_operand) over feature f"),
+                               ("i4", "i3 * centered_operand"),
+                               ("i5", "i4 / (variance_bcast + epsilon_bcast)"),
+                               ("i6", "(i1 - i2) - i5")]:
+                v(k, formula, vals[k])
+            v("scale", "scale[f]", scale)
+            steps.append(Step("grad_operand", "scale_bcast / stddev / elements_per_feature * i6",
+                              value))
+        elif result == 1:
+            steps.append(Step("grad_scale", "compute_sum(grad_output * normalized_operand) over "
+                              "feature f", value, children=children))
+        else:
+            steps.append(Step("grad_offset", "compute_sum(grad_output) over feature f", value))
+        notes.append("sums over a feature use numpy's pairwise order (the spec's reduce leaves "
+                     "the order implementation-defined)")
+    return Explanation(ctx.op.name, idx, steps, value, notes, result)
+
+
+__all__ = ["reduce", "map_", "reduce_precision", "batch_norm_inference", "batch_norm_training",
+           "batch_norm_grad", "reduce_provenance", "reduce_explain", "reduce_numpy",
+           "can_reduce_numpy", "reduce_precision_values", "reduce_precision_bits",
+           "batch_norm_provenance", "batch_norm_explain", "slice_fan_index"]

@@ -1,0 +1,1096 @@
+"""Windowed reductions: ``stablehlo.reduce_window`` (XLA ``ReduceWindow``) and
+``stablehlo.select_and_scatter`` (XLA ``SelectAndScatter``).
+
+reduce_window follows the spec line by line: ``padded_inputs = pad(inputs...,
+init_values..., padding[:, 0], padding[:, 1], base_dilations - 1)``; the window
+of ``result_index`` starts at ``window_start = result_index * window_strides``
+and reads every ``window_dilations``-th position of ``padded_inputs``; each
+window is reduced with ``body``. Evaluation builds ``padded_inputs`` once and
+then folds over the K = prod(window_dimensions) window positions: step w reads
+one strided view of ``padded_inputs`` (one element per result element) and
+combines it into the accumulators, as numpy ufuncs for recognized bodies, as
+ONE batched region application otherwise.
+
+Choices the spec leaves to the implementation (listed here, as DESIGN.md asks):
+
+* reduce_window ``schedule``: ``init_values`` first, then the window positions
+  in row-major order, a left fold ``acc = body(acc, windows[w])``. XLA:CPU uses
+  the same order; float sums are bit-identical to it (tested).
+* Sub-f32 floats (bf16, f16, f8): every body application rounds to the element
+  type, as the body's type says and as XLA:CPU does for reduce_window (measured
+  against XLA:CPU: it does *not* accumulate bf16/f16 sums in f32 here).
+* Padding and base-dilation holes hold ``init_values`` and take part in the
+  fold (the spec's ``pad``). XLA:CPU skips those positions instead; the two
+  agree whenever ``init_values`` is an identity of ``body`` (0 for add, -inf
+  for max, ...), and explain() says so when a window touches padding.
+* select_and_scatter: padded positions are never selected (as the reference
+  interpreter and XLA); the first real element of a window starts the fold and
+  a candidate replaces the current one when ``select(current, candidate)`` is
+  false. A window without a real element selects nothing (the spec leaves this
+  open, issue #731). Source elements are scattered in row-major order with
+  ``scatter(result[selected_index], source[source_index])``, ``init_value``
+  written once per result element (as XLA:CPU).
+* Integers wrap at their bit width; float maximum/minimum propagate NaN and
+  order -0.0 < +0.0, exactly as the element-wise ops.
+
+Quantized tensors: NotImplementedOpError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hlolab.errors import ExecutionError
+from hlolab.ir.module import Region
+from hlolab.ops.common import check_value, reject_quantized, wrap_int
+from hlolab.ops.compare import compare_arrays, default_compare_type
+from hlolab.ops.elementwise import _NARROW_FLOATS, _compute, _wide
+from hlolab.ops.regions import can_combine_at, combine_at, recognize_binary, recognize_binary_each
+from hlolab.ops.registry import OpCall, op
+from hlolab.ops.scatter import is_promotable, wave_numbers
+from hlolab.ops.shape import same_element
+from hlolab.trace.explain import Explanation, Step
+from hlolab.trace.fanin import Fan, FanInProvenance, expand
+from hlolab.trace.provenance import Provenance, Source, Target, _check_mask, _merge, check_index, value_shape
+from hlolab.types import ElementType, QuantizedElementType, TensorType
+
+EXPLAIN_MAX_WINDOWS = 32  # select_and_scatter explain lists at most this many windows
+
+
+# --- window geometry --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class WindowParams:
+    """The window attributes of one op instance and the shapes the spec derives."""
+
+    input_shape: tuple[int, ...]
+    window_dimensions: tuple[int, ...]
+    window_strides: tuple[int, ...]
+    base_dilations: tuple[int, ...]
+    window_dilations: tuple[int, ...]
+    padding: tuple[tuple[int, int], ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.input_shape)
+
+    @property
+    def padding_low(self) -> tuple[int, ...]:
+        return tuple(p[0] for p in self.padding)
+
+    @property
+    def padding_high(self) -> tuple[int, ...]:
+        return tuple(p[1] for p in self.padding)
+
+    @property
+    def dilated_input_shape(self) -> tuple[int, ...]:
+        return tuple(0 if s == 0 else (s - 1) * b + 1
+                     for s, b in zip(self.input_shape, self.base_dilations, strict=True))
+
+    @property
+    def padded_input_shape(self) -> tuple[int, ...]:
+        return tuple(lo + d + hi for lo, d, hi in zip(self.padding_low, self.dilated_input_shape,
+                                                      self.padding_high, strict=True))
+
+    @property
+    def dilated_window_shape(self) -> tuple[int, ...]:
+        return tuple((w - 1) * d + 1 for w, d in zip(self.window_dimensions, self.window_dilations,
+                                                     strict=True))
+
+    @property
+    def num_windows(self) -> tuple[int, ...]:
+        out = []
+        for p, w, s in zip(self.padded_input_shape, self.dilated_window_shape, self.window_strides,
+                           strict=True):
+            is_empty_window = p <= 0 or w > p  # p < 0: negative padding cropped everything
+            out.append(0 if is_empty_window else (p - w) // s + 1)
+        return tuple(out)
+
+    def window_slices(self, w: Sequence[int], result_shape: Sequence[int]) -> tuple[slice, ...]:
+        """Window position ``w`` of every result element: one strided view of padded_inputs."""
+        return tuple(slice(wd * dil, wd * dil + (n - 1) * st + 1, st)
+                     for wd, dil, n, st in zip(w, self.window_dilations, result_shape,
+                                               self.window_strides, strict=True))
+
+    def positions(self) -> list[tuple[int, ...]]:
+        """The window positions w in row-major order (the schedule)."""
+        return list(np.ndindex(*self.window_dimensions))
+
+
+def _padding_pairs(ctx: OpCall, rank: int) -> tuple[tuple[int, int], ...] | np.ndarray:
+    """``padding`` as (low, high) pairs; the raw array when its shape is wrong (for C12)."""
+    if not ctx.has("padding"):
+        return tuple((0, 0) for _ in range(rank))
+    a = np.asarray(ctx.dense("padding"))
+    if a.shape != (rank, 2):
+        return a
+    return tuple((int(lo), int(hi)) for lo, hi in a.astype(np.int64))
+
+
+def reduce_window_params(ctx: OpCall, input_shape: Sequence[int]) -> WindowParams:
+    """The reduce_window attributes with the spec's defaults (strides and dilations 1,
+    padding 0) for an input of ``input_shape``."""
+    r = len(input_shape)
+    ones = (1,) * r
+    pad = _padding_pairs(ctx, r)
+    if isinstance(pad, np.ndarray):
+        raise ctx.error("C12", f"shape(padding) = {list(pad.shape)} must be [rank(inputs[0]), 2] = [{r}, 2]")
+    return WindowParams(tuple(int(s) for s in input_shape), ctx.ints("window_dimensions"),
+                        ctx.ints("window_strides", ones), ctx.ints("base_dilations", ones),
+                        ctx.ints("window_dilations", ones), pad)
+
+
+def window_layout(params: WindowParams | OpCall, result_index: Sequence[int],
+                  input_shape: Sequence[int] | None = None) -> np.ndarray:
+    """What each window position of result element ``result_index`` falls on in the
+    padded/dilated base: an array of shape ``window_dimensions`` holding "operand" (a
+    real input element), "padding" (outside the dilated input) or "hole" (between two
+    dilated input elements). ``params`` may be an op call (with ``input_shape``, or the
+    static shape of its first operand)."""
+    if isinstance(params, OpCall):
+        if input_shape is None:
+            t = params.operand_types[0]
+            assert isinstance(t, TensorType)
+            input_shape = t.shape  # type: ignore[assignment]
+        assert input_shape is not None
+        params = reduce_window_params(params, input_shape)
+    kinds = _position_kinds(params, tuple(np.asarray(i, np.int64) for i in result_index))
+    return np.where(kinds == 0, "operand", np.where(kinds == 1, "padding", "hole"))
+
+
+def _window_positions(p: WindowParams, ridx: tuple[np.ndarray, ...]) -> list[np.ndarray]:
+    """position = window_start + w * window_dilations for result indices ``ridx`` (shape S)
+    and every window offset w: arrays of shape S + window_dimensions."""
+    r = p.rank
+    offsets = np.indices(p.window_dimensions, dtype=np.int64) if r else []
+    return [expand(ridx[d], r) * p.window_strides[d] + offsets[d] * p.window_dilations[d]
+            for d in range(r)]
+
+
+def _position_kinds(p: WindowParams, ridx: tuple[np.ndarray, ...]) -> np.ndarray:
+    """0 operand, 1 padding, 2 hole, per window position (shape S + window_dimensions).
+    A position outside the dilated input in any dim is padding."""
+    pos = _window_positions(p, ridx)
+    shape = np.broadcast_shapes(*(a.shape for a in pos)) if pos else ()
+    padding = np.zeros(shape, dtype=bool)
+    hole = np.zeros(shape, dtype=bool)
+    for d in range(p.rank):
+        rel = pos[d] - p.padding_low[d]
+        padding |= (rel < 0) | (rel >= p.dilated_input_shape[d])
+        hole |= rel % p.base_dilations[d] != 0
+    return np.where(padding, 1, np.where(hole, 2, 0)).astype(np.int8)
+
+
+def padded_base(x: np.ndarray, fill: Any, lo: Sequence[int], hi: Sequence[int],
+                interior: Sequence[int]) -> np.ndarray:
+    """pad(x, fill, lo, hi, interior) with negative lo/hi cropping; ``x`` itself (no copy)
+    when there is nothing to pad."""
+    if not any(lo) and not any(hi) and not any(interior):
+        return x
+    bd = [i + 1 for i in interior]
+    shape = [lo_ + (0 if n == 0 else (n - 1) * b + 1) + hi_
+             for lo_, n, b, hi_ in zip(lo, x.shape, bd, hi, strict=True)]
+    out = np.full([max(0, s) for s in shape], fill, dtype=x.dtype)
+    src, dst = [], []
+    for lo_, n, b, size in zip(lo, x.shape, bd, shape, strict=True):
+        i_min = 0 if lo_ >= 0 else (-lo_ + b - 1) // b  # first element at a position >= 0
+        i_max = min(n - 1, (size - 1 - lo_) // b) if size > 0 else -1  # last one < size
+        if i_min > i_max:
+            return out  # negative padding cropped every element
+        src.append(slice(i_min, i_max + 1))
+        dst.append(slice(lo_ + i_min * b, lo_ + i_max * b + 1, b))
+    out[tuple(dst)] = x[tuple(src)]
+    return out
+
+
+# --- per-step combination (exact element-wise semantics) --------------------------------
+
+_BOOL_UFUNCS = {"add": np.logical_or, "or": np.logical_or, "maximum": np.logical_or,
+                "multiply": np.logical_and, "and": np.logical_and, "minimum": np.logical_and,
+                "xor": np.logical_xor}
+_INT_UFUNCS = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
+               "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+
+
+def fast_kind(kind: str, et: Any) -> bool:
+    """Whether a recognized body ``kind`` on element type ``et`` has an exact numpy path."""
+    if not isinstance(et, ElementType):
+        return False
+    if kind in ("keep", "replace") or et.is_bool or et.is_int:
+        return True
+    if et.is_float:
+        return kind in ("add", "multiply", "maximum", "minimum")
+    return et.is_complex and kind in ("add", "multiply")
+
+
+def _float_extremum(a: np.ndarray, b: np.ndarray, is_max: bool) -> np.ndarray:
+    """The element-wise maximum/minimum (NaN propagates from lhs first, -0.0 < +0.0),
+    selected from the operands themselves so the result is bit-identical to one of them."""
+    x, y = _compute(a), _compute(b)
+    if is_max:
+        ties = (x == y) & ~(np.signbit(x) & ~np.signbit(y))
+        take = np.isnan(x) | (~np.isnan(y) & ((x > y) | ties))
+    else:
+        ties = (x == y) & ~(np.signbit(y) & ~np.signbit(x))
+        take = np.isnan(x) | (~np.isnan(y) & ((x < y) | ties))
+    return np.where(take, a, b)
+
+
+def combine_step(kind: str, et: ElementType, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``body(a, b)`` for a recognized body ``kind``, exactly the element-wise op's value."""
+    a, b = np.asarray(a), np.asarray(b)
+    if kind == "keep":
+        return a
+    if kind == "replace":
+        return b
+    if et.is_bool:
+        return _BOOL_UFUNCS[kind](a, b)
+    if et.is_int:
+        return wrap_int(_INT_UFUNCS[kind](_wide(a, et), _wide(b, et)), et)
+    if kind in ("maximum", "minimum") and et.is_float:
+        return _float_extremum(a, b, kind == "maximum")
+    uf = np.add if kind == "add" else np.multiply
+    with np.errstate(all="ignore"):
+        return np.asarray(uf(_compute(a), _compute(b))).astype(et.dtype)
+
+
+# --- reduce_window: verification ---------------------------------------------------------
+
+def _tensor(ctx: OpCall, t: Any, label: str, what: str) -> TensorType:
+    if not isinstance(t, TensorType):
+        raise ctx.error(label, f"{what} must be a tensor, got {t}")
+    if isinstance(t.element, QuantizedElementType) and t.element.is_per_axis:
+        raise ctx.error(label, f"{what} must be a tensor or per-tensor quantized tensor, got {t}")
+    return t
+
+
+def _fits(a: int | None, b: int | None) -> bool:
+    return a is None or b is None or a == b
+
+
+def _check_sizes(ctx: OpCall, rank: int, name: str, values: Sequence[int], c_size: str,
+                 c_positive: str | None, what: str) -> None:
+    if len(values) != rank:
+        raise ctx.error(c_size, f"size({name}) = {len(values)} must equal rank({what}) = {rank} "
+                        f"({name} = {list(values)})")
+    if c_positive is not None and any(v <= 0 for v in values):
+        raise ctx.error(c_positive, f"{name} = {list(values)} must be positive (0 < {name})")
+
+
+def _region_signature(region: Region) -> tuple[list[Any], list[Any] | None, str]:
+    block = region.entry
+    got = [a.type for a in block.args]
+    ret = block.ops[-1] if block.ops else None
+    rtypes = list(ret.operand_types) if ret is not None and ret.name.endswith("return") else None
+    have = f"({', '.join(str(g) for g in got)}) -> " + (
+        f"({', '.join(str(r) for r in rtypes)})" if rtypes is not None else "no return")
+    return got, rtypes, have
+
+
+def _verify_reduce_window(ctx: OpCall) -> None:
+    types = ctx.operand_types
+    n = len(types) // 2
+    if not types or len(types) % 2 or len(ctx.result_types) != n:
+        raise ctx.error("C1", f"0 < size(inputs) = size(init_values) = size(results) does not hold: "
+                        f"{len(types)} operands (inputs..., init_values...) and "
+                        f"{len(ctx.result_types)} results")
+    inputs = [_tensor(ctx, t, "I1", f"inputs[{i}]") for i, t in enumerate(types[:n])]
+    inits = [_tensor(ctx, t, "I2", f"init_values[{i}]") for i, t in enumerate(types[n:])]
+    for i, t in enumerate(inits):
+        if t.rank != 0:
+            raise ctx.error("I2", f"init_values[{i}] must be a 0-dimensional tensor, got {t}")
+    shape0 = inputs[0].shape
+    for i, t in enumerate(inputs):
+        if t.rank != len(shape0) or not all(_fits(a, b) for a, b in zip(t.shape, shape0, strict=True)):
+            raise ctx.error("C2", f"same(shape(inputs...)) does not hold: inputs[{i}] is {t}, "
+                            f"inputs[0] is {inputs[0]}")
+    for i, (a, b) in enumerate(zip(inputs, inits, strict=True)):
+        if not same_element(a.element, b.element):
+            raise ctx.error("C3", f"element_type(inputs[{i}]) = {a.element} must equal "
+                            f"element_type(init_values[{i}]) = {b.element}")
+    r = len(shape0)
+    ones = (1,) * r
+    wd = ctx.ints("window_dimensions")
+    _check_sizes(ctx, r, "window_dimensions", wd, "C4", "C5", "inputs[0]")
+    _check_sizes(ctx, r, "window_strides", ctx.ints("window_strides", ones), "C6", "C7", "inputs[0]")
+    _check_sizes(ctx, r, "base_dilations", ctx.ints("base_dilations", ones), "C8", "C9", "inputs[0]")
+    _check_sizes(ctx, r, "window_dilations", ctx.ints("window_dilations", ones), "C10", "C11",
+                 "inputs[0]")
+    if not len(ctx.op.regions) == 1 or not ctx.op.regions[0].blocks:
+        raise ctx.error("C13", "reduce_window needs one body region")
+    got, rtypes, have = _region_signature(ctx.op.regions[0])
+    if len(got) != 2 * n or not all(isinstance(g, TensorType) and g.rank == 0 for g in got):
+        raise ctx.error("C13", f"body must take 2 * {n} rank-0 tensors (tensor<E0>, ..., "
+                        f"tensor<E{n - 1}>, tensor<E0>, ...), got {have}")
+    es = [got[i].element for i in range(n)]
+    for i in range(n):
+        if not same_element(got[n + i].element, es[i]):
+            raise ctx.error("C13", f"body arguments {i} and {n + i} must both be tensor<E{i}>: {have}")
+        if not is_promotable(inputs[i].element, es[i]):
+            raise ctx.error("C13", f"is_promotable(element_type(inputs[{i}]) = {inputs[i].element}, "
+                            f"E{i} = {es[i]}) does not hold: {have}")
+    if rtypes is None or len(rtypes) != n or not all(
+            isinstance(t, TensorType) and t.rank == 0 and same_element(t.element, e)
+            for t, e in zip(rtypes, es, strict=True)):
+        want = ", ".join(f"tensor<{e}>" for e in es)
+        raise ctx.error("C13", f"body must return ({want}), got {have}")
+    pad = _padding_pairs(ctx, r)
+    if isinstance(pad, np.ndarray):
+        raise ctx.error("C12", f"shape(padding) = {list(pad.shape)} must be [rank(inputs[0]), 2] "
+                        f"= [{r}, 2]")
+    results = [_tensor(ctx, t, "C14", f"results[{i}]") for i, t in enumerate(ctx.result_types)]
+    for i, t in enumerate(results):
+        if t.rank != results[0].rank or not all(_fits(a, b) for a, b in zip(t.shape, results[0].shape,
+                                                                             strict=True)):
+            raise ctx.error("C14", f"same(shape(results...)) does not hold: results[{i}] is {t}, "
+                            f"results[0] is {results[0]}")
+    if all(s is not None for s in shape0):
+        p = reduce_window_params(ctx, shape0)  # type: ignore[arg-type]
+        want_shape = p.num_windows
+        if results[0].rank != r or not all(_fits(a, b) for a, b in zip(results[0].shape, want_shape,
+                                                                       strict=True)):
+            raise ctx.error("C15", f"shape(results[0]) = {list(results[0].shape)} must be num_windows "
+                            f"= {list(want_shape)} (padded_input_shape = {list(p.padded_input_shape)}, "
+                            f"dilated_window_shape = {list(p.dilated_window_shape)}, window_strides = "
+                            f"{list(p.window_strides)})")
+    elif results[0].rank != r:
+        raise ctx.error("C15", f"rank(results[0]) = {results[0].rank} must be rank(inputs[0]) = {r}")
+    for i, (t, e) in enumerate(zip(results, es, strict=True)):
+        if not same_element(t.element, e):
+            raise ctx.error("C16", f"element_type(results[{i}]) = {t.element} must be E{i} = {e} "
+                            "(the body's element type)")
+
+
+# --- reduce_window: evaluation -----------------------------------------------------------
+
+def _body_elements(ctx: OpCall, region: int = 0) -> list[Any]:
+    block = ctx.op.regions[region].entry
+    n = len(block.args) // 2
+    return [a.type.element for a in block.args[:n]]
+
+
+def _has_neg_zero(*arrays: np.ndarray) -> bool:
+    return any(bool(np.any((a == 0) & np.signbit(a))) for a in arrays)
+
+
+def _fold_recognized(kind: str, et: ElementType, base: np.ndarray, init: np.ndarray,
+                     p: WindowParams, out_shape: tuple[int, ...]) -> np.ndarray:
+    """The left fold acc = body(acc, windows[w]) over w in row-major order, with in-place
+    numpy ufuncs: one vectorized step per window position."""
+    positions = p.positions()
+    dt = et.dtype
+    if kind == "keep":
+        return np.full(out_shape, init, dtype=dt)
+    if kind == "replace":
+        return np.array(base[p.window_slices(positions[-1], out_shape)], dtype=dt)
+    slices = [p.window_slices(w, out_shape) for w in positions]
+    if et.is_bool:
+        uf = _BOOL_UFUNCS[kind]
+        acc = np.full(out_shape, init, dtype=np.bool_)
+        for sl in slices:
+            uf(acc, base[sl], out=acc)
+        return acc
+    if et.is_int:
+        uf = _INT_UFUNCS[kind]
+        if np.dtype(dt).kind in "iu":  # numpy integer arithmetic wraps at the bit width
+            acc = np.full(out_shape, init, dtype=dt)
+            for sl in slices:
+                uf(acc, base[sl], out=acc)
+            return acc
+        wb = _wide(base, et)  # int2/int4...: compute in 64 bits, wrap once (exact mod 2^64)
+        acc = np.full(out_shape, _wide(np.asarray(init), et), dtype=wb.dtype)
+        for sl in slices:
+            uf(acc, wb[sl], out=acc)
+        return wrap_int(acc, et)
+    with np.errstate(all="ignore"):
+        if kind in ("add", "multiply"):
+            uf = np.add if kind == "add" else np.multiply
+            if dt in _NARROW_FLOATS:
+                # computed in f32, rounded to the element type after every step (XLA:CPU)
+                cb = base.astype(np.float32)
+                acc = np.full(out_shape, np.float32(init.astype(np.float32)), dtype=np.float32)
+                for sl in slices:
+                    uf(acc, cb[sl], out=acc)
+                    acc[...] = acc.astype(dt)
+                return acc.astype(dt)
+            acc = np.full(out_shape, init, dtype=dt)
+            for sl in slices:
+                uf(acc, base[sl], out=acc)
+            return acc
+        # float maximum/minimum: np.maximum is exact unless NaN or -0.0 takes part
+        cb, ci = _compute(base), _compute(np.asarray(init))
+        uf = np.maximum if kind == "maximum" else np.minimum
+        acc = np.full(out_shape, ci, dtype=cb.dtype)
+        for sl in slices:
+            uf(acc, cb[sl], out=acc)
+        if not (np.isnan(acc).any() or ((acc == 0).any() and _has_neg_zero(cb, ci))):
+            return acc.astype(dt)
+        res = np.full(out_shape, init, dtype=dt)  # the exact element-wise formula, step by step
+        for sl in slices:
+            res = _float_extremum(res, base[sl], kind == "maximum")
+        return res
+
+
+def _split_rw(operands: Sequence[Any]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    n = len(operands) // 2
+    return list(operands[:n]), list(operands[n:])
+
+
+def _reduce_window_inputs(ctx: OpCall, operands: Sequence[Any]):
+    inputs, inits = _split_rw(operands)
+    n = len(inputs)
+    for i in range(n):
+        check_value(ctx, inputs[i], ctx.operand_types[i], f"inputs[{i}]")
+        check_value(ctx, inits[i], ctx.operand_types[n + i], f"init_values[{i}]")
+    for i, x in enumerate(inputs):
+        if x.shape != inputs[0].shape:
+            raise ExecutionError(f"{ctx.name}: inputs[{i}] has shape {x.shape} at run time, "
+                                 f"inputs[0] has {inputs[0].shape}", ctx.loc)
+    es = _body_elements(ctx)
+    # to_destination_type: the body's Ei may be wider than the inputs (is_promotable)
+    inputs = [x.astype(e.dtype, copy=False) for x, e in zip(inputs, es, strict=True)]
+    inits = [np.asarray(v).astype(e.dtype) for v, e in zip(inits, es, strict=True)]
+    return inputs, inits, es
+
+
+@op("stablehlo.reduce_window", aliases=("ReduceWindow",), verify=_verify_reduce_window,
+    provenance=lambda ctx, inputs, outputs: reduce_window_provenance(ctx, inputs, outputs),
+    explain=lambda ctx, inputs, outputs, result, index: reduce_window_explain(
+        ctx, inputs, outputs, result, index))
+def reduce_window(ctx: OpCall, *operands: np.ndarray) -> list[np.ndarray]:
+    """results...[result_index] = reduce(windows, init_values, body): each window of the
+    padded/dilated inputs folded with body, init_values first, positions in row-major order."""
+    reject_quantized(ctx)
+    inputs, inits, es = _reduce_window_inputs(ctx, operands)
+    p = reduce_window_params(ctx, inputs[0].shape)
+    out_shape = p.num_windows
+    if 0 in out_shape:
+        return [np.zeros(out_shape, dtype=e.dtype) for e in es]
+    bases = [padded_base(x, v, p.padding_low, p.padding_high, [b - 1 for b in p.base_dilations])
+             for x, v in zip(inputs, inits, strict=True)]
+    kinds = recognize_binary_each(ctx.op.regions[0])
+    if kinds is not None and all(fast_kind(k, e) for k, e in zip(kinds, es, strict=True)):
+        return [_fold_recognized(k, e, b, v, p, out_shape)
+                for k, e, b, v in zip(kinds, es, bases, inits, strict=True)]
+    # any other body: one batched region application per window position
+    accs = [np.full(out_shape, v, dtype=e.dtype) for v, e in zip(inits, es, strict=True)]
+    for w in p.positions():
+        sl = p.window_slices(w, out_shape)
+        outs = ctx.run_region(0, accs + [b[sl] for b in bases])
+        accs = [np.broadcast_to(np.asarray(o, dtype=e.dtype), out_shape)
+                for o, e in zip(outs, es, strict=True)]
+    return [np.array(a) for a in accs]
+
+
+# --- reduce_window: provenance -----------------------------------------------------------
+
+SCHEDULE_REDUCE_WINDOW = ("init, then the window positions in row-major order: each position "
+                          "reads inputs[k] (window) or, on padding or a base-dilation hole, "
+                          "init_values[k] (pad_value); Fan.position gives its place in the "
+                          "padded/dilated frame")
+
+
+def reduce_window_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanInProvenance:
+    """Per result element: init_values[k] (``init``), then the window positions of
+    inputs[k] (``window``, real elements) and of the padding / dilation holes
+    (``pad_value``, read from init_values[k]). With a recognized body result k depends
+    on input k only; any other body may mix all inputs."""
+    n = len(inputs) // 2
+    p = reduce_window_params(ctx, inputs[0].shape)
+    kinds = recognize_binary_each(ctx.op.regions[0])
+    frame = tuple(max(0, s) for s in p.padded_input_shape)
+    r = p.rank
+
+    def fans(result: int, ridx: tuple[np.ndarray, ...]) -> list[Fan]:
+        pos = _window_positions(p, ridx)
+        real: np.ndarray = np.ones((), dtype=bool)
+        q = []
+        for d in range(r):
+            rel = pos[d] - p.padding_low[d]
+            real = real & (rel >= 0) & (rel % p.base_dilations[d] == 0) & (
+                rel < p.dilated_input_shape[d])
+            q.append(rel // p.base_dilations[d])  # operand_index (meaningful where real)
+        if r == 0:
+            real = np.ones(ridx[0].shape if ridx else (), dtype=bool)
+        ks = [result] if kinds is not None else list(range(n))
+        out = [Fan(n + k, "init", ()) for k in ks]
+        for k in ks:
+            out.append(Fan(k, "window", tuple(q), valid=real, frame=frame, position=tuple(pos)))
+            out.append(Fan(n + k, "pad_value", (), valid=~real, frame=frame, position=tuple(pos)))
+        return out
+
+    return FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs], fans,
+                           schedule=SCHEDULE_REDUCE_WINDOW)
+
+
+# --- reduce_window: explain --------------------------------------------------------------
+
+def _t(xs: Any) -> tuple[int, ...]:
+    return tuple(int(x) for x in xs)
+
+
+def _mul(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
+    return tuple(int(x) * int(y) for x, y in zip(a, b, strict=True))
+
+
+def reduce_window_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                          index: tuple) -> Explanation:
+    if not 0 <= result < len(outputs):
+        raise ExecutionError(f"result #{result} does not exist (the op has {len(outputs)} results)")
+    idx = check_index(value_shape(outputs[result]), index, f"result #{result} index")
+    xs, inits, es = _reduce_window_inputs(ctx, inputs)
+    n = len(xs)
+    p = reduce_window_params(ctx, xs[0].shape)
+    kinds = recognize_binary_each(ctx.op.regions[0])
+    ks = [result] if kinds is not None else list(range(n))
+    window_start = _mul(idx, p.window_strides)
+    window_end = tuple(s + (w - 1) * d + 1 for s, w, d in zip(window_start, p.window_dimensions,
+                                                             p.window_dilations, strict=True))
+    steps = [
+        Step("dilated_input_shape", f"(shape(inputs[0]) = {list(p.input_shape)} - 1) * base_dilations "
+             f"= {list(p.base_dilations)} + 1", p.dilated_input_shape),
+        Step("padded_input_shape", f"padding[:, 0] = {list(p.padding_low)} + dilated_input_shape + "
+             f"padding[:, 1] = {list(p.padding_high)}", p.padded_input_shape),
+        Step("window_start", f"result_index * window_strides = {idx} * {p.window_strides}", window_start),
+        Step("window_end", f"window_start + (window_dimensions = {p.window_dimensions} - 1) * "
+             f"window_dilations = {p.window_dilations} + 1", window_end),
+    ]
+    positions = p.positions()
+    kind_names = {0: "operand", 1: "padding", 2: "hole"}
+    window_vals: dict[int, list[Any]] = {k: [] for k in ks}
+    n_pad = 0
+    layout = _position_kinds(p, tuple(np.asarray(i, np.int64) for i in idx))
+    for k in ks:
+        children = []
+        for w in positions:
+            pos = tuple(s + wi * d for s, wi, d in zip(window_start, w, p.window_dilations, strict=True))
+            rel = tuple(x - lo for x, lo in zip(pos, p.padding_low, strict=True))
+            roles = {}
+            for d in range(p.rank):
+                roles[d] = ("padding" if not 0 <= rel[d] < p.dilated_input_shape[d]
+                            else "hole" if rel[d] % p.base_dilations[d] else "operand")
+            kind = layout[w]
+            if kind == 0:
+                q = tuple(x // b for x, b in zip(rel, p.base_dilations, strict=True))
+                v = xs[k][q]
+                text = (f"inputs[{k}][{', '.join(map(str, q))}]: operand_index = (position - "
+                        f"padding[:, 0]) / base_dilations = ({pos} - {p.padding_low}) / "
+                        f"{p.base_dilations} = {q}")
+            else:
+                n_pad += 1
+                v = inits[k][()]
+                what = ("padding" if kind == 1 else
+                        f"a base-dilation hole ((position - padding[:, 0]) % base_dilations = "
+                        f"{tuple(x % b for x, b in zip(rel, p.base_dilations, strict=True))})")
+                text = f"init_values[{k}]: position {pos} is {what}"
+            window_vals[k].append(v)
+            children.append(Step(f"windows[{k}][{', '.join(map(str, w))}]",
+                                 f"padded_inputs[{k}][window_start + w * window_dilations = {pos}] "
+                                 f"({kind_names[int(kind)]}) = {text}", v, dim_roles=roles))
+        arr = np.array(window_vals[k], dtype=es[k].dtype).reshape(p.window_dimensions)
+        steps.append(Step(f"windows[{k}]", "slice(padded_inputs..., window_start, window_end, "
+                          "window_dilations)", arr, children=children))
+    # the fold, step by step
+    accs = [inits[k].copy() for k in range(n)]
+    fold_children = []
+    body = kinds[result] if kinds is not None else "body"
+    running_ok = True
+    for j, w in enumerate(positions):
+        elems = [np.asarray(window_vals[k][j], dtype=es[k].dtype) if k in window_vals else None
+                 for k in range(n)]
+        before = accs[result][()]
+        if kinds is not None and fast_kind(kinds[result], es[result]):
+            accs[result] = combine_step(kinds[result], es[result], accs[result], elems[result])
+        else:
+            try:
+                outs = ctx.run_region(0, accs + elems)
+            except NotImplementedError:
+                running_ok = False
+                break
+            accs = [np.asarray(o, dtype=e.dtype).reshape(()) for o, e in zip(outs, es, strict=True)]
+        fold_children.append(Step(f"acc after w = {w}", f"{body}({before}, windows[{result}]"
+                                  f"[{', '.join(map(str, w))}] = {elems[result][()]})",
+                                  np.asarray(accs[result]).astype(es[result].dtype)[()]))
+    value = outputs[result][idx]
+    steps.append(Step(f"results[{result}][result_index]",
+                      f"reduce(windows, init_values = {inits[result][()]}, {body}): acc = init_values, "
+                      "then acc = body(acc, windows[w]) for w in row-major order", value,
+                      children=fold_children))
+    notes = []
+    if kinds is not None:
+        notes.append(f"recognized body: {', '.join(kinds)} (run with numpy, same values and order)")
+    else:
+        notes.append("body run through the interpreter, one batched call per window position")
+    et = es[result]
+    if isinstance(et, ElementType) and et.is_float and et.dtype in _NARROW_FLOATS:
+        notes.append(f"{et} values are computed in f32 and rounded to {et} after every body "
+                     "application, as XLA:CPU does for reduce_window")
+    if n_pad:
+        notes.append("padding and base-dilation holes contribute init_values (the spec's pad); "
+                     "XLA:CPU skips them, which differs only when init_values is not an identity "
+                     "of body")
+    if isinstance(et, ElementType) and (et.is_float or et.is_complex) and len(positions) > 1:
+        notes.append("the spec leaves the reduction order implementation-defined; hlolab folds in "
+                     "row-major order, the order XLA:CPU uses")
+    if not running_ok:
+        notes.append("intermediate values need the interpreter: only the window is shown")
+    return Explanation(ctx.op.name, idx, steps, value, notes, result)
+
+
+# --- select_and_scatter: verification ----------------------------------------------------
+
+def select_and_scatter_params(ctx: OpCall, operand_shape: Sequence[int]) -> WindowParams:
+    """The select_and_scatter attributes with the defaults of the reference interpreter
+    (window_dimensions and window_strides 1, padding 0); no dilations."""
+    r = len(operand_shape)
+    ones = (1,) * r
+    pad = _padding_pairs(ctx, r)
+    if isinstance(pad, np.ndarray):
+        raise ctx.error("C8", f"shape(padding) = {list(pad.shape)} must be [rank(operand), 2] = [{r}, 2]")
+    return WindowParams(tuple(int(s) for s in operand_shape), ctx.ints("window_dimensions", ones),
+                        ctx.ints("window_strides", ones), ones, ones, pad)
+
+
+def _verify_select_and_scatter(ctx: OpCall) -> None:
+    types = ctx.operand_types
+    if len(types) != 3 or len(ctx.result_types) != 1:
+        raise ctx.error(None, f"select_and_scatter takes (operand, source, init_value) and has one "
+                        f"result, got {len(types)} operands and {len(ctx.result_types)} results")
+    operand = _tensor(ctx, types[0], "I1", "operand")
+    source = _tensor(ctx, types[1], "I2", "source")
+    init = _tensor(ctx, types[2], "I3", "init_value")
+    if init.rank != 0:
+        raise ctx.error("I3", f"init_value must be a 0-dimensional tensor, got {init}")
+    if not same_element(operand.element, source.element):
+        raise ctx.error("C1", f"element_type(operand) = {operand.element} must equal "
+                        f"element_type(source) = {source.element}")
+    if not same_element(init.element, operand.element):
+        raise ctx.error("C3", f"element_type(init_value) = {init.element} must equal "
+                        f"element_type(operand) = {operand.element}")
+    r = operand.rank
+    ones = (1,) * r
+    _check_sizes(ctx, r, "window_dimensions", ctx.ints("window_dimensions", ones), "C4", "C5", "operand")
+    _check_sizes(ctx, r, "window_strides", ctx.ints("window_strides", ones), "C6", "C7", "operand")
+    pad = _padding_pairs(ctx, r)
+    if isinstance(pad, np.ndarray):
+        raise ctx.error("C8", f"shape(padding) = {list(pad.shape)} must be [rank(operand), 2] = [{r}, 2]")
+    if all(s is not None for s in operand.shape):
+        p = select_and_scatter_params(ctx, operand.shape)  # type: ignore[arg-type]
+        want = p.num_windows
+        if source.rank != r or not all(_fits(a, b) for a, b in zip(source.shape, want, strict=True)):
+            raise ctx.error("C2", f"shape(source) = {list(source.shape)} must be num_windows = "
+                            f"{list(want)} (padded_operand_shape = {list(p.padded_input_shape)}, "
+                            f"window_dimensions = {list(p.window_dimensions)}, window_strides = "
+                            f"{list(p.window_strides)})")
+    elif source.rank != r:
+        raise ctx.error("C2", f"rank(source) = {source.rank} must be rank(operand) = {r}")
+    if len(ctx.op.regions) != 2 or not all(rg.blocks for rg in ctx.op.regions):
+        raise ctx.error("C9", "select_and_scatter needs two regions: select and scatter")
+    got, rtypes, have = _region_signature(ctx.op.regions[0])
+    e = operand.element
+    ok = (len(got) == 2 and all(isinstance(g, TensorType) and g.rank == 0 and same_element(g.element, e)
+                                for g in got)
+          and rtypes is not None and len(rtypes) == 1 and isinstance(rtypes[0], TensorType)
+          and rtypes[0].rank == 0 and isinstance(rtypes[0].element, ElementType)
+          and rtypes[0].element.is_bool)
+    if not ok:
+        raise ctx.error("C9", f"select must have type (tensor<{e}>, tensor<{e}>) -> tensor<i1>, "
+                        f"got {have}")
+    got, rtypes, have = _region_signature(ctx.op.regions[1])
+    scalar = len(got) == 2 and all(isinstance(g, TensorType) and g.rank == 0 for g in got)
+    es = got[0].element if scalar else None
+    ok = (scalar and same_element(got[1].element, es) and is_promotable(e, es)
+          and rtypes is not None and len(rtypes) == 1 and isinstance(rtypes[0], TensorType)
+          and rtypes[0].rank == 0 and same_element(rtypes[0].element, es))
+    if not ok:
+        raise ctx.error("C10", f"scatter must have type (tensor<E>, tensor<E>) -> tensor<E> with "
+                        f"is_promotable({e}, E), got {have}")
+    result = _tensor(ctx, ctx.result_types[0], "C11", "result")
+    if result.rank != r or not all(_fits(a, b) for a, b in zip(result.shape, operand.shape, strict=True)):
+        raise ctx.error("C11", f"shape(result) = {list(result.shape)} must equal shape(operand) = "
+                        f"{list(operand.shape)}")
+    if not same_element(result.element, es):
+        raise ctx.error("C12", f"element_type(result) = {result.element} must be E = {es} (the "
+                        "scatter region's element type)")
+
+
+# --- select_and_scatter: evaluation ------------------------------------------------------
+
+def _recognized_select(region: Region) -> tuple[str, str | None] | None:
+    """(direction, compare_type) when select is one compare of (arg0, arg1) (or of
+    (arg1, arg0): the direction is mirrored), else None."""
+    block = region.entry
+    if len(block.ops) != 2 or len(block.args) != 2:
+        return None
+    cmp, ret = block.ops
+    if cmp.name != "stablehlo.compare" or ret.name not in ("stablehlo.return", "func.return", "return"):
+        return None
+    if len(ret.operands) != 1 or ret.operands[0] is not cmp.results[0] or len(cmp.operands) != 2:
+        return None
+    call = OpCall(cmp)
+    direction = call.enum("comparison_direction")
+    ctype = call.enum("compare_type", None)
+    a0, a1 = block.args
+    if cmp.operands[0] is a0 and cmp.operands[1] is a1:
+        return direction, ctype
+    if cmp.operands[0] is a1 and cmp.operands[1] is a0:
+        mirror = {"GE": "LE", "LE": "GE", "GT": "LT", "LT": "GT", "EQ": "EQ", "NE": "NE"}
+        return mirror[direction], ctype
+    return None
+
+
+def select_positions(ctx: OpCall, operand: np.ndarray, p: WindowParams,
+                     source_shape: tuple[int, ...]) -> np.ndarray:
+    """selected_index(source_index) for every source element, as the flat (row-major)
+    operand index, -1 when the window holds no operand element. One batched select per
+    window position (numpy for a lone compare)."""
+    if 0 in source_shape:
+        return np.zeros(source_shape, dtype=np.int64)
+    zeros = [0] * p.rank
+    values = padded_base(operand, np.zeros((), operand.dtype), p.padding_low, p.padding_high, zeros)
+    flat = np.arange(operand.size, dtype=np.int64).reshape(operand.shape)
+    index = padded_base(flat, -1, p.padding_low, p.padding_high, zeros)
+    et = _plain(ctx.operand_types[0])
+    recognized = _recognized_select(ctx.op.regions[0])
+    cur_val = np.zeros(source_shape, dtype=operand.dtype)
+    cur_idx = np.full(source_shape, -1, dtype=np.int64)
+    for w in p.positions():
+        sl = p.window_slices(w, source_shape)
+        cand, cidx = values[sl], index[sl]
+        valid = cidx >= 0
+        if not valid.any():
+            continue
+        if recognized is not None:
+            direction, ctype = recognized
+            with np.errstate(all="ignore"):
+                s = compare_arrays(cur_val, cand, et, direction, ctype or default_compare_type(et))
+        else:
+            s = np.broadcast_to(np.asarray(ctx.run_region(0, [cur_val, np.ascontiguousarray(cand)])[0],
+                                           dtype=bool), source_shape)
+        # the first real element starts the fold; later ones win when select(current, candidate) is false
+        take = valid & ((cur_idx < 0) | ~s)
+        cur_val = np.where(take, cand, cur_val)
+        cur_idx = np.where(take, cidx, cur_idx)
+    return cur_idx
+
+
+def _plain(t: Any) -> ElementType:
+    assert isinstance(t, TensorType) and isinstance(t.element, ElementType)
+    return t.element
+
+
+def _scatter_in_order(ctx: OpCall, result: np.ndarray, t: np.ndarray, v: np.ndarray,
+                      et: ElementType) -> None:
+    """result[t[j]] = scatter(result[t[j]], v[j]) for j in order, in place (result flat)."""
+    kind = recognize_binary(ctx.op.regions[1])
+    if kind is not None and can_combine_at(kind, et) and combine_at(kind, result, t, v, et):
+        return
+    if t.size == 0:
+        return
+    # any scatter body: wave k applies, in one batched call, the k-th update of every target
+    occ = wave_numbers(t)
+    order = np.argsort(occ, kind="stable")
+    bounds = np.searchsorted(occ[order], np.arange(int(occ.max()) + 2))
+    for k in range(int(occ.max()) + 1):
+        sel = order[bounds[k]:bounds[k + 1]]
+        tw = t[sel]
+        out = ctx.run_region(1, [result[tw], v[sel]])[0]
+        result[tw] = np.broadcast_to(np.asarray(out, dtype=et.dtype), tw.shape)
+
+
+def _sas_inputs(ctx: OpCall, operands: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    operand, source, init_value = operands
+    check_value(ctx, operand, ctx.operand_types[0], "operand")
+    check_value(ctx, source, ctx.operand_types[1], "source")
+    check_value(ctx, init_value, ctx.operand_types[2], "init_value")
+    return operand, source, init_value
+
+
+def _check_source_shape(ctx: OpCall, p: WindowParams, source: np.ndarray) -> None:
+    if tuple(source.shape) != p.num_windows:
+        raise ExecutionError(f"{ctx.name}: source has shape {source.shape} at run time; the windows "
+                             f"of the operand need {p.num_windows}", ctx.loc)
+
+
+@op("stablehlo.select_and_scatter", aliases=("SelectAndScatter",), verify=_verify_select_and_scatter,
+    provenance=lambda ctx, inputs, outputs: select_and_scatter_provenance(ctx, inputs, outputs),
+    explain=lambda ctx, inputs, outputs, result, index: select_and_scatter_explain(
+        ctx, inputs, outputs, result, index))
+def select_and_scatter(ctx: OpCall, *operands: np.ndarray) -> np.ndarray:
+    """result = init_value everywhere, then each source element combined with scatter
+    into the operand element select chose in its window (row-major source order)."""
+    reject_quantized(ctx)
+    operand, source, init_value = _sas_inputs(ctx, operands)
+    p = select_and_scatter_params(ctx, operand.shape)
+    _check_source_shape(ctx, p, source)
+    es = _body_elements(ctx, 1)[0]
+    sel = select_positions(ctx, operand, p, tuple(source.shape)).reshape(-1)
+    result = np.full(operand.size, np.asarray(init_value).astype(es.dtype), dtype=es.dtype)
+    keep = np.flatnonzero(sel >= 0)  # row-major source order
+    _scatter_in_order(ctx, result, sel[keep], source.reshape(-1)[keep].astype(es.dtype), es)
+    return result.reshape(operand.shape)
+
+
+# --- select_and_scatter: provenance ------------------------------------------------------
+
+class SelectAndScatterProvenance(Provenance):
+    """Result element i: ``init`` (init_value), then, when some window selected operand
+    element i, ``selected`` (operand[i]) and per such window in row-major source order
+    the source element (``update``) and the window's other real operand elements, read
+    to decide (``control``). Stored as ``selected``: per source element the flat operand
+    index it selected (-1: none); windows are recomputed from the geometry on demand."""
+
+    def __init__(self, result_shapes: Sequence[Any], operand_shapes: Sequence[Any],
+                 params: WindowParams, selected: np.ndarray):
+        super().__init__(result_shapes, operand_shapes)
+        self.params = params
+        self.selected = selected.reshape(-1).astype(np.int64)
+        self.source_shape = tuple(selected.shape)
+        self.shape = tuple(params.input_shape)
+        size = int(np.prod(self.shape, dtype=np.int64))
+        self.any_selected = np.zeros(size, dtype=bool)
+        self.any_selected[self.selected[self.selected >= 0]] = True
+
+    def windows_of(self, result_index: tuple[int, ...]) -> np.ndarray:
+        """The flat source positions whose window selected ``result_index``, in order."""
+        f = int(np.ravel_multi_index(result_index, self.shape)) if self.shape else 0
+        return np.flatnonzero(self.selected == f)
+
+    def window_elements(self, source_flat: int) -> list[tuple[int, ...]]:
+        """The real operand elements of one window, row-major."""
+        p = self.params
+        s = np.unravel_index(source_flat, self.source_shape) if self.source_shape else ()
+        out = []
+        for w in p.positions():
+            q = tuple(int(si) * st + wi - lo for si, st, wi, lo in zip(s, p.window_strides, w,
+                                                                       p.padding_low, strict=True))
+            if all(0 <= x < n for x, n in zip(q, self.shape, strict=True)):
+                out.append(q)
+        return out
+
+    def sources(self, result: int, index: tuple[int, ...]) -> list[Source]:
+        idx = check_index(self._result_shape(result), index, f"result #{result} index")
+        out = [Source(2, (), "init")]
+        ps = self.windows_of(idx)
+        if ps.size:
+            out.append(Source(0, idx, "selected"))
+        seen: set[tuple[int, ...]] = {idx}
+        for pf in ps:
+            out.append(Source(1, _unravel(int(pf), self.source_shape), "update"))
+            for q in self.window_elements(int(pf)):
+                if q not in seen:
+                    seen.add(q)
+                    out.append(Source(0, q, "control"))
+        return out
+
+    def _containing_windows(self, q: tuple[int, ...]) -> np.ndarray:
+        """Flat source positions whose window contains operand element q."""
+        p = self.params
+        ranges = []
+        for d, x in enumerate(q):
+            # source index s with s * stride + w - lo = x for some 0 <= w < window_dimensions
+            top = x + p.padding_low[d]
+            lo_s = max(0, -(-(top - p.window_dimensions[d] + 1) // p.window_strides[d]))
+            hi_s = min(self.source_shape[d] - 1, top // p.window_strides[d])
+            ranges.append(np.arange(lo_s, hi_s + 1, dtype=np.int64))
+        if any(r.size == 0 for r in ranges):
+            return np.zeros(0, dtype=np.int64)
+        grid = np.meshgrid(*ranges, indexing="ij")
+        return np.ravel_multi_index(tuple(g.reshape(-1) for g in grid), self.source_shape) \
+            if self.source_shape else np.zeros(1, dtype=np.int64)
+
+    def targets(self, operand: int, index: tuple[int, ...]) -> list[Target]:
+        shape = self._operand_shape(operand)
+        idx = check_index(shape, index, f"operand #{operand} index")
+        if operand == 2:
+            return [Target(0, _unravel(f, self.shape), "init") for f in range(self.any_selected.size)]
+        if operand == 1:
+            pf = int(np.ravel_multi_index(idx, self.source_shape)) if self.source_shape else 0
+            f = int(self.selected[pf])
+            return [] if f < 0 else [Target(0, _unravel(f, self.shape), "update")]
+        f = int(np.ravel_multi_index(idx, self.shape)) if self.shape else 0
+        out = [Target(0, idx, "selected")] if self.any_selected[f] else []
+        sel = self.selected[self._containing_windows(idx)]
+        for g in np.unique(sel[(sel >= 0) & (sel != f)]):
+            out.append(Target(0, _unravel(int(g), self.shape), "control"))
+        return out
+
+    def _window_sweep(self):
+        """Per window position: (source flat positions with a real element there, that
+        element's flat operand index)."""
+        p = self.params
+        src = np.indices(self.source_shape, dtype=np.int64).reshape(len(self.source_shape), -1)
+        for w in p.positions():
+            q = [src[d] * p.window_strides[d] + w[d] - p.padding_low[d] for d in range(p.rank)]
+            ok = np.ones(src.shape[1], dtype=bool)
+            for d in range(p.rank):
+                ok &= (q[d] >= 0) & (q[d] < self.shape[d])
+            pos = np.flatnonzero(ok)
+            flat = (np.ravel_multi_index(tuple(x[pos] for x in q), self.shape) if self.shape
+                    else np.zeros(pos.size, dtype=np.int64))
+            yield pos, flat
+
+    def back(self, result: int, mask: np.ndarray) -> dict[tuple[int | None, str], np.ndarray]:
+        m = _check_mask(self._result_shape(result), mask, f"back(result #{result})").reshape(-1)
+        out: dict[tuple[int | None, str], np.ndarray] = {}
+        if not m.any():
+            return out
+        out[(2, "init")] = np.ones((), dtype=bool)
+        hit = np.zeros(self.selected.shape, dtype=bool)  # windows whose selection is in the mask
+        ok = self.selected >= 0
+        hit[ok] = m[self.selected[ok]]
+        _merge(out, (1, "update"), hit.reshape(self.source_shape))
+        _merge(out, (0, "selected"), (m & self.any_selected).reshape(self.shape))
+        control = np.zeros(self.any_selected.size, dtype=bool)
+        for pos, flat in self._window_sweep():
+            use = hit[pos] & (flat != self.selected[pos])
+            control[flat[use]] = True
+        _merge(out, (0, "control"), control.reshape(self.shape))
+        return out
+
+    def fwd(self, operand: int, mask: np.ndarray) -> dict[tuple[int, str], np.ndarray]:
+        m = _check_mask(self._operand_shape(operand), mask, f"fwd(operand #{operand})").reshape(-1)
+        out: dict[tuple[int, str], np.ndarray] = {}
+        if not m.any():
+            return out
+        res = np.zeros(self.any_selected.size, dtype=bool)
+        if operand == 2:
+            _merge(out, (0, "init"), np.ones(self.shape, dtype=bool))
+            return out
+        if operand == 1:
+            ok = m & (self.selected >= 0)
+            res[self.selected[ok]] = True
+            _merge(out, (0, "update"), res.reshape(self.shape))
+            return out
+        _merge(out, (0, "selected"), (m & self.any_selected).reshape(self.shape))
+        for pos, flat in self._window_sweep():
+            sel = self.selected[pos]
+            use = m[flat] & (sel >= 0) & (flat != sel)
+            res[sel[use]] = True
+        _merge(out, (0, "control"), res.reshape(self.shape))
+        return out
+
+
+def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.unravel_index(int(flat), shape)) if shape else ()
+
+
+def select_and_scatter_provenance(ctx: OpCall, inputs: list[Any],
+                                  outputs: list[Any]) -> SelectAndScatterProvenance:
+    operand, source, _ = inputs
+    p = select_and_scatter_params(ctx, operand.shape)
+    # recomputed here: O(window positions x source elements), one batched select per position
+    sel = select_positions(ctx, operand, p, tuple(source.shape))
+    return SelectAndScatterProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
+                                      p, sel)
+
+
+# --- select_and_scatter: explain ---------------------------------------------------------
+
+def _select_once(ctx: OpCall, et: ElementType, a: Any, b: Any) -> bool | None:
+    recognized = _recognized_select(ctx.op.regions[0])
+    x, y = np.asarray(a), np.asarray(b)
+    if recognized is not None:
+        direction, ctype = recognized
+        with np.errstate(all="ignore"):
+            return bool(compare_arrays(x, y, et, direction, ctype or default_compare_type(et)))
+    try:
+        return bool(np.asarray(ctx.run_region(0, [x, y])[0]))
+    except NotImplementedError:
+        return None
+
+
+def _scatter_once(ctx: OpCall, es: ElementType, acc: Any, v: Any) -> Any:
+    kind = recognize_binary(ctx.op.regions[1])
+    a = np.asarray(acc, dtype=es.dtype)
+    b = np.asarray(v).astype(es.dtype)
+    if kind is not None and fast_kind(kind, es):
+        return np.asarray(combine_step(kind, es, a, b)).astype(es.dtype)[()]
+    try:
+        return np.asarray(ctx.run_region(1, [a, b])[0], dtype=es.dtype)[()]
+    except NotImplementedError:
+        return None
+
+
+def select_and_scatter_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                               index: tuple) -> Explanation:
+    if result != 0:
+        raise ExecutionError(f"result #{result} does not exist (the op has 1 result)")
+    idx = check_index(value_shape(outputs[0]), index, "result #0 index")
+    operand, source, init_value = inputs
+    et = _plain(ctx.operand_types[0])
+    es = _body_elements(ctx, 1)[0]
+    prov = select_and_scatter_provenance(ctx, inputs, outputs)
+    p = prov.params
+    ps = prov.windows_of(idx)
+    acc = np.asarray(init_value).astype(es.dtype)[()]
+    steps = [Step("result[result_index]", "init_value (before any source element)", acc)]
+    children = []
+    for pf in ps[:EXPLAIN_MAX_WINDOWS]:
+        sidx = _unravel(int(pf), prov.source_shape)
+        window_start = _mul(sidx, p.window_strides)
+        sub = [Step("window_start", f"source_index * window_strides = {sidx} * {p.window_strides} "
+                    f"(in the padded operand; operand_index = position - padding[:, 0] = "
+                    f"position - {p.padding_low})", window_start)]
+        cur_idx: tuple[int, ...] | None = None
+        cur_val: Any = None
+        for w in p.positions():
+            pos = tuple(s + wi for s, wi in zip(window_start, w, strict=True))
+            q = tuple(x - lo for x, lo in zip(pos, p.padding_low, strict=True))
+            if not all(0 <= x < n for x, n in zip(q, operand.shape, strict=True)):
+                sub.append(Step(f"w = {w}", f"position {pos} is padding: never selected", None))
+                continue
+            cand = operand[q]
+            if cur_idx is None:
+                cur_idx, cur_val = q, cand
+                sub.append(Step(f"w = {w}", f"first operand element: current = operand[{q}]", q,
+                                children=[Step("candidate", f"operand[{q}]", cand)]))
+                continue
+            s = _select_once(ctx, et, cur_val, cand)
+            before = cur_idx
+            if s is False:
+                cur_idx, cur_val = q, cand
+            sub.append(Step(f"w = {w}", f"select(current = operand[{before}], candidate = operand[{q}])"
+                            f" = {s}: {'keep current' if s else 'take candidate'}", cur_idx,
+                            children=[Step("candidate", f"operand[{q}]", cand),
+                                      Step("select(current, candidate)",
+                                           f"select({operand[before]}, {cand})", s),
+                                      Step("current", "current if select(current, candidate) "
+                                           "else candidate", cur_idx)]))
+        v = source[sidx]
+        after = _scatter_once(ctx, es, acc, v)
+        sub.append(Step("selected_index", "the current operand index after the last window position",
+                        cur_idx))
+        sub.append(Step("source[source_index]", f"source[{', '.join(map(str, sidx))}]", v))
+        sub.append(Step("result[result_index]", f"scatter(result[result_index] = {acc}, "
+                        f"source[source_index] = {v})", after))
+        children.append(Step(f"source_index {sidx}", f"window selects operand[{cur_idx}]", after,
+                             children=sub))
+        acc = after
+    value = outputs[0][idx]
+    steps.append(Step("source_indices", f"{ps.size} window(s) selected result_index {idx}, "
+                      "scattered in row-major order of the source", int(ps.size), children=children))
+    steps.append(Step("result[result_index]", "reduce([source_values], [init_value], [0], scatter)",
+                      value))
+    notes = []
+    if _recognized_select(ctx.op.regions[0]) is not None:
+        notes.append("recognized select: a lone compare (run with numpy)")
+    kind = recognize_binary(ctx.op.regions[1])
+    if kind is not None:
+        notes.append(f"recognized scatter: {kind} (run with numpy)")
+    if ps.size > EXPLAIN_MAX_WINDOWS:
+        notes.append(f"{ps.size - EXPLAIN_MAX_WINDOWS} more window(s) not listed")
+    empty = int(np.count_nonzero(prov.selected < 0))
+    if empty:
+        notes.append(f"{empty} window(s) hold only padding and select nothing: the spec leaves this "
+                     "case unspecified (#731); hlolab, like XLA, skips their source elements")
+    if ps.size > 1 and (es.is_float or es.is_complex):
+        notes.append("several source elements combine here: hlolab uses row-major source order "
+                     "(as XLA:CPU); the spec's reduce leaves the order implementation-defined")
+    if ps.size and acc is None:
+        notes.append("the scatter region needs the interpreter: running values are not shown")
+    return Explanation(ctx.op.name, idx, steps, value, notes, 0)

@@ -1,0 +1,596 @@
+"""triangular_solve, fft, cholesky: spec and conformance examples, references in f64,
+constraints, provenance checked by perturbation (an element outside sources never
+changes the value bit-for-bit), set forms against element queries, and explain."""
+
+from __future__ import annotations
+
+import itertools
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hlolab.errors import NotImplementedOpError, VerificationError
+from hlolab.interp.engine import Interpreter
+from hlolab.ir.parser import parse_module, split_source
+from hlolab.ops.linalg import TriSolveForm, factorize, substitute
+from hlolab.ops.registry import lookup
+from hlolab.runner import run_module
+from hlolab.trace.explain import format_explanation
+from tests.conftest import shared_dir
+
+# --- building and running programs -------------------------------------------------------
+
+DT = {"f32": np.float32, "f64": np.float64, "complex<f32>": np.complex64,
+      "complex<f64>": np.complex128, "bf16": ml_dtypes.bfloat16, "f16": np.float16}
+
+
+def ttype(shape, e: str) -> str:
+    return f"tensor<{'x'.join(str(d) for d in shape)}{'x' if shape else ''}{e}>"
+
+
+def tri_program(a_shape, b_shape, e="f32", left=True, lower=True, unit=False, tr="NO_TRANSPOSE",
+                r_type=None) -> str:
+    ta, tb = ttype(a_shape, e), ttype(b_shape, e)
+    tr_ = r_type or tb
+    return (f"func.func @main(%a: {ta}, %b: {tb}) -> {tr_} {{\n"
+            f'  %r = "stablehlo.triangular_solve"(%a, %b) {{left_side = {str(left).lower()}, '
+            f"lower = {str(lower).lower()}, unit_diagonal = {str(unit).lower()}, "
+            f"transpose_a = #stablehlo<transpose {tr}>}} : ({ta}, {tb}) -> {tr_}\n"
+            f"  return %r : {tr_}\n}}")
+
+
+def fft_program(shape, e, kind, lengths, r_shape, r_e) -> str:
+    to, tr = ttype(shape, e), ttype(r_shape, r_e)
+    return (f"func.func @main(%x: {to}) -> {tr} {{\n"
+            f"  %r = stablehlo.fft %x, type = {kind}, length = {list(lengths)} : ({to}) -> {tr}\n"
+            f"  return %r : {tr}\n}}")
+
+
+def chol_program(shape, e="f32", lower=True, r_type=None) -> str:
+    ta = ttype(shape, e)
+    tr = r_type or ta
+    return (f"func.func @main(%a: {ta}) -> {tr} {{\n"
+            f'  %r = "stablehlo.cholesky"(%a) {{lower = {str(lower).lower()}}} : ({ta}) -> {tr}\n'
+            f"  return %r : {tr}\n}}")
+
+
+def run(text: str, args: list[np.ndarray]):
+    events = list(Interpreter(parse_module(text)).events(None, args))
+    return next(e for e in events if e.op.name.startswith("stablehlo.")
+                and e.op.name.split(".")[1] in ("triangular_solve", "fft", "cholesky"))
+
+
+def explain(ev, index: tuple):
+    return lookup(ev.op.name).explain(ev.call, ev.inputs, ev.outputs, 0, index)
+
+
+def step(e, name: str):
+    return next(s for s in e.steps if s.name == name)
+
+
+def conformance(name: str) -> list[str]:
+    path = shared_dir("conformance", "interpret") / f"{name}.mlir"
+    out = []
+    for n, (first, chunk) in enumerate(split_source(path.read_text()), start=1):
+        module = parse_module(chunk, str(path), first)
+        if module.funcs:
+            out.append(run_module(module, f"{name}#{n}").status)
+    return out
+
+
+# --- provenance checks shared by the three ops --------------------------------------------
+
+def check_set_forms(prov, rng, n_masks: int = 2) -> None:
+    """back/fwd agree with sources/targets; targets is the inverse of sources."""
+    rshape = prov.result_shapes[0]
+    all_src: dict = {}
+    for ridx in np.ndindex(*rshape):
+        for s in prov.sources(0, ridx):
+            all_src.setdefault((s.operand, s.index), set()).add((ridx, s.role))
+    for (operand, index), hits in all_src.items():
+        got = {(t.index, t.role) for t in prov.targets(operand, index)}
+        assert got == hits
+    for _ in range(n_masks):
+        mask = rng.random(rshape) < 0.3
+        want: dict = {}
+        for ridx in zip(*np.nonzero(mask), strict=True):
+            for s in prov.sources(0, tuple(int(i) for i in ridx)):
+                want.setdefault((s.operand, s.role), set()).add(s.index)
+        got = {k: {tuple(int(i) for i in ix) for ix in zip(*np.nonzero(m), strict=True)}
+               for k, m in prov.back(0, mask).items()}
+        assert got == want
+        for operand, oshape in enumerate(prov.operand_shapes):
+            om = rng.random(oshape) < 0.3
+            want_f: dict = {}
+            for oidx in zip(*np.nonzero(om), strict=True):
+                for t in prov.targets(operand, tuple(int(i) for i in oidx)):
+                    want_f.setdefault((t.result, t.role), set()).add(t.index)
+            got_f = {k: {tuple(int(i) for i in ix) for ix in zip(*np.nonzero(m), strict=True)}
+                     for k, m in prov.fwd(operand, om).items()}
+            assert got_f == want_f
+
+
+def perturb_outside(evaluate, inputs, prov, ridx, rng, scale=1.0) -> None:
+    """Changing every element that is not a source of ``ridx`` leaves it unchanged bit-for-bit."""
+    src = {(s.operand, s.index) for s in prov.sources(0, ridx)}
+    changed = []
+    for k, x in enumerate(inputs):
+        y = x.copy()
+        for ix in np.ndindex(*x.shape):
+            if (k, ix) not in src:
+                y[ix] = x[ix] + x.dtype.type(scale * (1 + rng.random()))
+        changed.append(y)
+    before = evaluate(inputs)[ridx]
+    after = evaluate(changed)[ridx]
+    assert np.asarray(before).tobytes() == np.asarray(after).tobytes(), (ridx, before, after)
+
+
+def perturb_each_source(evaluate, inputs, prov, ridx) -> None:
+    """Each source, changed alone, changes the value (generic well-conditioned inputs)."""
+    before = evaluate(inputs)[ridx]
+    for s in prov.sources(0, ridx):
+        changed = [x.copy() for x in inputs]
+        changed[s.operand][s.index] = changed[s.operand][s.index] * 1.5 + 0.25
+        assert evaluate(changed)[ridx] != before, (ridx, s)
+
+
+# --- triangular_solve ---------------------------------------------------------------------
+
+FORMS = [TriSolveForm(left, lower, unit, tr) for left, lower, unit, tr in itertools.product(
+    (True, False), (True, False), (False, True), ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"))]
+
+
+def well_conditioned(rng, shape, dtype) -> np.ndarray:
+    """Random matrices whose triangles are diagonally dominant (and nonzero everywhere)."""
+    m = shape[-1]
+    x = rng.uniform(-1, 1, shape) / m
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.uniform(-1, 1, shape) / m
+    x = x + np.eye(m) * (2 + rng.random(shape[:-1]))[..., None]
+    return x.astype(dtype)
+
+
+def triangle_of(a: np.ndarray, f: TriSolveForm) -> np.ndarray:
+    t = np.tril(a) if f.lower else np.triu(a)
+    if f.unit_diagonal:
+        m = a.shape[-1]
+        t = t * (1 - np.eye(m)) + np.eye(m)
+    return t
+
+
+def tri_reference(a: np.ndarray, b: np.ndarray, f: TriSolveForm) -> np.ndarray:
+    """np.linalg.solve in complex128 on the explicit triangle (the slow, obvious way)."""
+    t = triangle_of(a.astype(np.complex128), f)
+    op_a = {"NO_TRANSPOSE": t, "TRANSPOSE": np.swapaxes(t, -1, -2),
+            "ADJOINT": np.conj(np.swapaxes(t, -1, -2))}[f.transpose_a]
+    b = b.astype(np.complex128)
+    if f.left_side:
+        return np.linalg.solve(op_a, b)
+    return np.swapaxes(np.linalg.solve(np.swapaxes(op_a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+
+
+def tri_run(a, b, f: TriSolveForm, e: str):
+    return run(tri_program(a.shape, b.shape, e, f.left_side, f.lower, f.unit_diagonal, f.transpose_a),
+               [a, b])
+
+
+def test_spec_example():
+    a = np.array([[1, 0, 0], [2, 4, 0], [3, 5, 6]], np.float32)
+    b = np.array([[2, 0, 0], [4, 8, 0], [6, 10, 12]], np.float32)
+    ev = run(tri_program((3, 3), (3, 3)), [a, b])
+    assert ev.outputs[0].tolist() == [[2, 0, 0], [0, 2, 0], [0, 0, 2]]
+    e = explain(ev, (2, 1))
+    text = format_explanation(e)
+    # x_2 = (b_2 - a_20 x_0 - a_21 x_1) / a_22 = (10 - 3*0 - 5*2) / 6 = 0
+    assert step(e, "b_i").value == 10
+    assert [c.value for c in step(e, "sum_k M_ik x_k").children] == [0, 10]
+    assert step(e, "r_i").value == 0 and step(e, "M_ii").value == 6 and e.value == 0
+    assert "%a[2, 1] * X[1, 1] = 5.0 * 2.0" in text
+
+
+def test_conformance_file_passes():
+    assert conformance("triangular_solve") == ["PASS"] * 27
+
+
+@pytest.mark.parametrize("f", FORMS, ids=lambda f: f"{'L' if f.left_side else 'R'}"
+                         f"{'lo' if f.lower else 'up'}{'U' if f.unit_diagonal else ''}-{f.transpose_a}")
+def test_every_attribute_combination_matches_reference(f):
+    rng = np.random.default_rng(7)
+    for e in ("f64", "complex<f64>", "f32"):
+        a = well_conditioned(rng, (2, 4, 4), DT[e])
+        b = rng.standard_normal((2, 4, 3) if f.left_side else (2, 3, 4)).astype(DT[e])
+        got = tri_run(a, b, f, e).outputs[0]
+        want = tri_reference(a, b, f)
+        tol = 1e-12 if e != "f32" else 2e-5
+        assert np.allclose(got, want, rtol=tol, atol=tol)
+        # the other triangle (and the diagonal with unit_diagonal) is never read
+        junk = a.copy()
+        keep = triangle_of(np.ones(a.shape), f).astype(bool)
+        if f.unit_diagonal:
+            keep &= ~np.eye(4, dtype=bool)
+        junk[~np.broadcast_to(keep, a.shape)] = np.nan
+        assert tri_run(junk, b, f, e).outputs[0].tobytes() == got.tobytes()
+
+
+def test_bf16_is_computed_in_f32_and_rounded_once():
+    rng = np.random.default_rng(3)
+    a = well_conditioned(rng, (5, 5), np.float32).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((5, 2)).astype(ml_dtypes.bfloat16)
+    f = TriSolveForm(True, True, False, "NO_TRANSPOSE")
+    got = tri_run(a, b, f, "bf16").outputs[0]
+    want = substitute(a.astype(np.float32), b.astype(np.float32), f).astype(ml_dtypes.bfloat16)
+    assert got.dtype == ml_dtypes.bfloat16 and got.tobytes() == want.tobytes()
+
+
+def test_zero_pivot_gives_ieee_inf_nan():
+    a = np.array([[0, 0], [1, 1]], np.float32)
+    b = np.array([[1], [1]], np.float32)
+    out = run(tri_program((2, 2), (2, 1)), [a, b]).outputs[0]
+    assert np.isinf(out[0, 0]) and np.isinf(out[1, 0])
+
+
+@given(st.sampled_from(FORMS), st.integers(1, 4), st.integers(1, 3), st.booleans(),
+       st.integers(0, 2**31))
+def test_triangular_solve_provenance_by_perturbation(f, m, k, batched, seed):
+    rng = np.random.default_rng(seed)
+    bs = (2,) if batched else ()
+    a = well_conditioned(rng, bs + (m, m), np.float64)
+    b = rng.standard_normal(bs + ((m, k) if f.left_side else (k, m)))
+    ev = tri_run(a, b, f, "f64")
+    prov = ev.provenance()
+
+    def evaluate(inputs):
+        return substitute(inputs[0], inputs[1], f)
+
+    assert np.array_equal(evaluate([a, b]), ev.outputs[0])
+    for ridx in np.ndindex(*ev.outputs[0].shape):
+        perturb_outside(evaluate, [a, b], prov, ridx, rng)
+    ridx = tuple(int(rng.integers(0, d)) for d in ev.outputs[0].shape)
+    perturb_each_source(evaluate, [a, b], prov, ridx)
+    check_set_forms(prov, rng, n_masks=1)
+
+
+def test_triangular_solve_sources_are_the_substitution_sets():
+    # lower, left, no transpose: x[i, j] reads b[0..i, j] and a[r, c] for c <= r <= i
+    a = well_conditioned(np.random.default_rng(0), (4, 4), np.float32)
+    ev = run(tri_program((4, 4), (4, 2)), [a, np.ones((4, 2), np.float32)])
+    src = ev.provenance().sources(0, (2, 1))
+    assert [s.index for s in src if s.role == "window"] == [(0, 1), (1, 1), (2, 1)]
+    assert [s.index for s in src if s.role == "kernel"] == [(0, 0), (1, 0), (1, 1), (2, 0), (2, 1),
+                                                            (2, 2)]
+    assert {s.operand for s in src if s.role == "kernel"} == {0}
+    # upper, right side, TRANSPOSE: x op(a) = b with op(a) = a^T -> M = a (upper): back substitution
+    ev = run(tri_program((4, 4), (2, 4), left=False, lower=False, tr="TRANSPOSE"),
+             [a.T.copy(), np.ones((2, 4), np.float32)])
+    src = ev.provenance().sources(0, (1, 2))
+    assert [s.index for s in src if s.role == "window"] == [(1, 3), (1, 2)]
+    assert [s.index for s in src if s.role == "kernel"] == [(3, 3), (2, 3), (2, 2)]
+
+
+def test_triangular_solve_explain_replays_the_arithmetic():
+    rng = np.random.default_rng(5)
+    for f in FORMS:
+        a = well_conditioned(rng, (2, 5, 5), np.complex64)
+        b = (rng.standard_normal((2, 5, 3)) + 1j).astype(np.complex64)
+        if not f.left_side:
+            b = np.swapaxes(b, -1, -2).copy()
+        ev = tri_run(a, b, f, "complex<f32>")
+        for idx in [(1, 4, 2) if f.left_side else (1, 2, 4), (0, 0, 0), (1, 2, 1)]:
+            e = explain(ev, idx)
+            r = step(e, "b_i").value
+            for c in step(e, "sum_k M_ik x_k").children:
+                r = np.complex64(r - c.value)
+            assert r == step(e, "r_i").value
+            x = r if f.unit_diagonal else np.complex64(r / step(e, "M_ii").value)
+            assert np.isclose(x, e.value, rtol=1e-6) and e.value == ev.outputs[0][idx]
+            n_terms = len(step(e, "sum_k M_ik x_k").children)
+            i = idx[1] if f.left_side else idx[2]
+            assert n_terms == (i if f.forward else 4 - i)
+
+
+def test_triangular_solve_constraints():
+    def bad(text, label):
+        with pytest.raises(VerificationError) as ei:
+            run(text, [np.zeros((3, 3), np.float32), np.zeros((3, 1), np.float32)])
+        assert f"({label})" in str(ei.value), str(ei.value)
+
+    bad(tri_program((3, 3), (3, 1), r_type="tensor<3x1xf64>"), "C4")
+    bad(tri_program((3, 3), (3, 1), r_type="tensor<1x3xf32>"), "C4")
+    with pytest.raises(VerificationError, match=r"\(C1\)"):
+        run(tri_program((3, 3), (3, 1)).replace("%b: tensor<3x1xf32>", "%b: tensor<3x1xf64>")
+            .replace("(tensor<3x3xf32>, tensor<3x1xf32>)", "(tensor<3x3xf32>, tensor<3x1xf64>)")
+            .replace("-> tensor<3x1xf32>", "-> tensor<3x1xf64>").replace("%r : tensor<3x1xf32>",
+                                                                         "%r : tensor<3x1xf64>"),
+            [np.zeros((3, 3), np.float32), np.zeros((3, 1))])
+    with pytest.raises(VerificationError, match=r"\(C2\)"):
+        run(tri_program((3,), (3,)), [np.zeros(3, np.float32)] * 2)
+    with pytest.raises(VerificationError, match=r"\(C3\)"):  # dim(a, -1) != dim(b, -2)
+        run(tri_program((3, 3), (2, 3)), [np.zeros((3, 3), np.float32), np.zeros((2, 3), np.float32)])
+    with pytest.raises(VerificationError, match=r"\(C3\)"):  # right side: dim(b, -1)
+        run(tri_program((3, 3), (3, 2), left=False),
+            [np.zeros((3, 3), np.float32), np.zeros((3, 2), np.float32)])
+    with pytest.raises(VerificationError, match=r"\(C3\)"):  # batch dims
+        run(tri_program((2, 3, 3), (4, 3, 1)),
+            [np.zeros((2, 3, 3), np.float32), np.zeros((4, 3, 1), np.float32)])
+    with pytest.raises(VerificationError, match=r"\(C3\)"):  # a not square
+        run(tri_program((3, 2), (3, 1)), [np.zeros((3, 2), np.float32), np.zeros((3, 1), np.float32)])
+    with pytest.raises(VerificationError, match=r"\(I1\)"):
+        run(tri_program((3, 3), (3, 1), e="i32"), [np.zeros((3, 3), np.int32),
+                                                   np.zeros((3, 1), np.int32)])
+
+
+def test_triangular_solve_quantized_is_not_implemented():
+    q = "!quant.uniform<i8:f32, 0.5>"
+    text = tri_program((2, 2), (2, 1), e=q)
+    with pytest.raises(NotImplementedOpError, match="quantized"):
+        run(text, [np.eye(2, dtype=np.int8), np.ones((2, 1), np.int8)])
+
+
+# --- fft ----------------------------------------------------------------------------------
+
+def fft_case(kind: str, batch, lengths, cdt=np.complex128, rng=None):
+    """(operand, operand type, result shape, result type) for a transform."""
+    rng = rng or np.random.default_rng(0)
+    lengths = list(lengths)
+    real = np.float64 if cdt == np.complex128 else np.float32
+    rname = "f64" if real == np.float64 else "f32"
+    cname = f"complex<{rname}>"
+    if kind == "RFFT":
+        shape = tuple(batch) + tuple(lengths)
+        x = rng.standard_normal(shape).astype(real)
+        return x, rname, shape[:-1] + (lengths[-1] // 2 + 1,), cname
+    if kind == "IRFFT":
+        shape = tuple(batch) + tuple(lengths[:-1]) + (lengths[-1] // 2 + 1,)
+        x = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(cdt)
+        return x, cname, tuple(batch) + tuple(lengths), rname
+    shape = tuple(batch) + tuple(lengths)
+    x = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(cdt)
+    return x, cname, shape, cname
+
+
+def fft_run(kind, x, e, lengths, r_shape, r_e):
+    return run(fft_program(x.shape, e, kind, lengths, r_shape, r_e), [x])
+
+
+def test_fft_spec_example():
+    x = np.array([1, 0, 0, 0], np.complex64)
+    ev = fft_run("FFT", x, "complex<f32>", [4], (4,), "complex<f32>")
+    assert ev.outputs[0].tolist() == [1, 1, 1, 1] and ev.outputs[0].dtype == np.complex64
+
+
+def test_fft_conformance_file_passes():
+    assert conformance("fft") == ["PASS"] * 12
+
+
+@given(st.sampled_from(["FFT", "IFFT", "RFFT", "IRFFT"]), st.lists(st.integers(1, 5), min_size=1,
+       max_size=3), st.lists(st.integers(1, 2), max_size=2), st.booleans(), st.integers(0, 2**31))
+def test_fft_matches_numpy_in_f64_rounded_once(kind, lengths, batch, single, seed):
+    rng = np.random.default_rng(seed)
+    x, e, r_shape, r_e = fft_case(kind, batch, lengths, np.complex64 if single else np.complex128, rng)
+    got = fft_run(kind, x, e, lengths, r_shape, r_e).outputs[0]
+    axes = tuple(range(x.ndim - len(lengths), x.ndim))
+    fn = {"FFT": np.fft.fftn, "IFFT": np.fft.ifftn, "RFFT": np.fft.rfftn, "IRFFT": np.fft.irfftn}[kind]
+    want = fn(x.astype(np.complex128 if kind != "RFFT" else np.float64), s=lengths, axes=axes)
+    assert got.shape == r_shape and got.dtype == DT[r_e]
+    assert got.tobytes() == want.astype(DT[r_e]).tobytes()
+
+
+def test_fft_round_trips():
+    rng = np.random.default_rng(1)
+    x, e, _, _ = fft_case("FFT", (2,), [3, 4], rng=rng)
+    y = fft_run("FFT", x, e, [3, 4], x.shape, e).outputs[0]
+    back = fft_run("IFFT", y, e, [3, 4], x.shape, e).outputs[0]
+    assert np.allclose(back, x, atol=1e-13)
+    r = rng.standard_normal((2, 5))
+    y = fft_run("RFFT", r, "f64", [5], (2, 3), "complex<f64>").outputs[0]
+    back = fft_run("IRFFT", y, "complex<f64>", [5], (2, 5), "f64").outputs[0]
+    assert np.allclose(back, r, atol=1e-13)
+
+
+def test_fft_empty_batch_and_zero_length():
+    x = np.zeros((0, 4), np.complex64)
+    assert fft_run("FFT", x, "complex<f32>", [4], (0, 4), "complex<f32>").outputs[0].shape == (0, 4)
+    x = np.zeros((2, 0), np.float32)
+    out = fft_run("RFFT", x, "f32", [0], (2, 0), "complex<f32>").outputs[0]
+    assert out.shape == (2, 0)
+
+
+def test_fft_constraints():
+    c, f = "complex<f32>", "f32"
+
+    def bad(shape, e, kind, lengths, r_shape, r_e, label):
+        x = np.zeros(shape, DT[e])
+        with pytest.raises(VerificationError) as ei:
+            run(fft_program(shape, e, kind, lengths, r_shape, r_e), [x])
+        assert f"({label})" in str(ei.value), str(ei.value)
+
+    bad((4,), c, "FFT", [2, 2], (4,), c, "C1")
+    bad((2, 2, 2, 2), c, "FFT", [2, 2, 2, 2], (2, 2, 2, 2), c, "C3")
+    bad((4,), c, "FFT", [4], (4,), "complex<f64>", "C2")
+    bad((4,), f, "FFT", [4], (4,), c, "C2")
+    bad((4,), c, "RFFT", [4], (3,), c, "C2")
+    bad((4,), f, "RFFT", [4], (3,), "complex<f64>", "C2")
+    bad((3,), c, "IRFFT", [4], (4,), "f64", "C2")
+    bad((4,), f, "RFFT", [5], (3,), c, "C4")
+    bad((3,), c, "IRFFT", [5], (4,), f, "C4")
+    bad((4,), f, "RFFT", [4], (4,), c, "C5")
+    bad((4,), c, "IRFFT", [4], (4,), f, "C5")
+    bad((2, 4), c, "FFT", [4], (3, 4), c, "C5")
+    with pytest.raises(NotImplementedOpError, match="fft_length"):
+        run(fft_program((4,), c, "FFT", [3], (4,), c), [np.zeros(4, np.complex64)])
+
+
+@pytest.mark.parametrize("kind", ["FFT", "IFFT", "RFFT", "IRFFT"])
+def test_fft_provenance_is_the_batch_block(kind):
+    rng = np.random.default_rng(2)
+    lengths = [2, 4]
+    x, e, r_shape, r_e = fft_case(kind, (3,), lengths, rng=rng)
+    ev = fft_run(kind, x, e, lengths, r_shape, r_e)
+    prov = ev.provenance()
+    src = prov.sources(0, (1, 1, 2))
+    assert {s.role for s in src} == {"window"}
+    assert [s.index for s in src] == [(1,) + ix for ix in np.ndindex(*x.shape[1:])]
+
+    def evaluate(inputs):
+        return fft_run(kind, inputs[0], e, lengths, r_shape, r_e).outputs[0]
+
+    perturb_outside(evaluate, [x], prov, (1, 1, 2), rng)
+    perturb_each_source(evaluate, [x], prov, (1, 0, 1))
+    check_set_forms(prov, rng, n_masks=1)
+
+
+@pytest.mark.parametrize("kind", ["FFT", "IFFT", "RFFT", "IRFFT"])
+def test_fft_explain_direct_sum_agrees(kind):
+    rng = np.random.default_rng(4)
+    lengths = [3, 4]
+    x, e, r_shape, r_e = fft_case(kind, (2,), lengths, rng=rng)
+    ev = fft_run(kind, x, e, lengths, r_shape, r_e)
+    for idx in [(1, 2, 1), (0, 0, 0), (1, 1, 2)]:
+        ex = explain(ev, idx)
+        n_terms = int(np.prod(x.shape[1:]))
+        s = step(ex, "sum")
+        assert len(s.children) == n_terms
+        assert np.isclose(sum(c.value for c in s.children), s.value)
+        exact = step(ex, "result (exact sum)").value if kind in ("IFFT", "IRFFT") else s.value
+        assert np.isclose(exact, ev.outputs[0][idx], atol=1e-12), (kind, idx)
+        assert ex.value == ev.outputs[0][idx]
+    text = format_explanation(explain(ev, (1, 2, 1)))
+    assert ("exp(+2πi" if kind in ("IFFT", "IRFFT") else "exp(-2πi") in text
+
+
+# --- cholesky -----------------------------------------------------------------------------
+
+def pd(rng, batch, n, dtype) -> np.ndarray:
+    """Random Hermitian positive-definite matrices (well conditioned)."""
+    b = rng.standard_normal(batch + (n, n))
+    if np.dtype(dtype).kind == "c":
+        b = b + 1j * rng.standard_normal(batch + (n, n))
+    a = b @ np.conj(np.swapaxes(b, -1, -2)) / n + 2 * np.eye(n)
+    return a.astype(dtype)
+
+
+def chol_run(a, e, lower):
+    return run(chol_program(a.shape, e, lower), [a])
+
+
+def test_cholesky_spec_example_with_a_consistent_result_type():
+    a = np.array([[1, 2, 3], [2, 20, 26], [3, 26, 70]], np.float32)
+    ev = chol_run(a, "f32", True)
+    assert ev.outputs[0].tolist() == [[1, 0, 0], [2, 4, 0], [3, 5, 6]]
+    # the spec's own example declares a tensor<3x3xf64> result for an f32 operand: (C1) says no
+    with pytest.raises(VerificationError, match=r"\(C1\)"):
+        run(chol_program((3, 3), "f32", True, r_type="tensor<3x3xf64>"), [a])
+    e = explain(ev, (2, 1))
+    # L_21 = (a_21 - L_20 L_10) / L_11 = (26 - 3 * 2) / 4 = 5
+    assert step(e, "a_ij").value == 26 and step(e, "sum_k L_ik conj(L_jk)").value == 6
+    assert step(e, "t_ij").value == 20 and step(e, "s_j").value == 4 and e.value == 5
+    e = explain(ev, (2, 2))
+    assert step(e, "t_ij").value == 36 and step(e, "L_jj").value == 6
+    e = explain(ev, (0, 2))
+    assert e.value == 0 and any("implementation-defined" in n for n in e.notes)
+
+
+@pytest.mark.parametrize("e", ["f32", "f64", "complex<f32>", "complex<f64>"])
+@pytest.mark.parametrize("lower", [True, False])
+def test_cholesky_factorizes(e, lower):
+    rng = np.random.default_rng(11)
+    a = pd(rng, (2, 3), 5, DT[e])
+    out = chol_run(a, e, lower).outputs[0]
+    assert out.dtype == DT[e]
+    if lower:
+        assert np.array_equal(np.triu(out, 1), np.zeros_like(out))
+        rebuilt = out @ np.conj(np.swapaxes(out, -1, -2))
+    else:
+        assert np.array_equal(np.tril(out, -1), np.zeros_like(out))
+        rebuilt = np.conj(np.swapaxes(out, -1, -2)) @ out
+    tol = 1e-5 if e in ("f32", "complex<f32>") else 1e-13
+    assert np.allclose(rebuilt, a, rtol=tol, atol=tol)
+    # the other triangle of a is never read
+    junk = a.copy()
+    other = ~np.tri(5, dtype=bool) if lower else ~np.tri(5, dtype=bool).T
+    junk[..., other] = np.nan
+    assert chol_run(junk, e, lower).outputs[0].tobytes() == out.tobytes()
+
+
+def test_cholesky_not_positive_definite_is_nan_per_batch_element():
+    rng = np.random.default_rng(12)
+    a = pd(rng, (3,), 4, np.float32)
+    a[1, 2, 2] = -50.0  # fails at column 2
+    out = chol_run(a, "f32", True).outputs[0]
+    assert np.isnan(out[1]).all() and np.isfinite(out[[0, 2]]).all()
+    prov = run(chol_program(a.shape, "f32", True), [a]).provenance()
+    src = prov.sources(0, (1, 0, 3))
+    assert {s.role for s in src} == {"control"}
+    assert [s.index for s in src] == [(1, 0, 0), (1, 1, 0), (1, 1, 1), (1, 2, 0), (1, 2, 1), (1, 2, 2)]
+    # the failure reads only the leading 3x3 triangle: the rest cannot undo it
+    b = a.copy()
+    b[1, 3, :] = 7.0
+    assert np.isnan(chol_run(b, "f32", True).outputs[0][1]).all()
+    e = explain(run(chol_program(a.shape, "f32", True), [a]), (1, 0, 3))
+    assert np.isnan(e.value) and np.isnan(step(e, "s_2").value)
+
+
+def test_cholesky_bf16_is_computed_in_f32_and_rounded_once():
+    a = pd(np.random.default_rng(13), (), 4, np.float32).astype(ml_dtypes.bfloat16)
+    out = chol_run(a, "bf16", True).outputs[0]
+    low, _ = factorize(a.astype(np.float32), True)
+    assert out.tobytes() == low.astype(ml_dtypes.bfloat16).tobytes()
+
+
+@given(st.integers(1, 5), st.booleans(), st.booleans(), st.integers(0, 2**31))
+def test_cholesky_provenance_by_perturbation(n, lower, batched, seed):
+    rng = np.random.default_rng(seed)
+    bs = (2,) if batched else ()
+    a = pd(rng, bs, n, np.float64)
+    ev = chol_run(a, "f64", lower)
+    prov = ev.provenance()
+
+    def evaluate(inputs):
+        return chol_run(inputs[0], "f64", lower).outputs[0]
+
+    for ridx in np.ndindex(*a.shape):
+        perturb_outside(evaluate, [a], prov, ridx, rng, scale=1e-3)  # stays positive definite
+    tri = [ix for ix in np.ndindex(*a.shape) if (ix[-2] >= ix[-1]) == lower or ix[-2] == ix[-1]]
+    perturb_each_source(evaluate, [a], prov, tri[int(rng.integers(0, len(tri)))])
+    check_set_forms(prov, rng, n_masks=1)
+
+
+def test_cholesky_sources_are_the_column_algorithm_sets():
+    a = pd(np.random.default_rng(14), (), 4, np.float32)
+    prov = chol_run(a, "f32", True).provenance()
+    # L_31 reads a[r, c] for c <= r <= 1 and a[3, 0..1]
+    assert [s.index for s in prov.sources(0, (3, 1))] == [(0, 0), (1, 0), (1, 1), (3, 0), (3, 1)]
+    assert prov.sources(0, (1, 3)) == []  # the zero triangle reads nothing
+    prov = chol_run(a, "f32", False).provenance()  # upper: the mirror image
+    assert [s.index for s in prov.sources(0, (1, 3))] == [(0, 0), (0, 1), (1, 1), (0, 3), (1, 3)]
+
+
+def test_cholesky_explain_matches_the_values_bitwise():
+    rng = np.random.default_rng(15)
+    a = pd(rng, (2,), 6, np.complex64)
+    ev = chol_run(a, "complex<f32>", True)
+    for idx in [(1, 5, 2), (0, 3, 3), (1, 1, 0)]:
+        e = explain(ev, idx)
+        assert e.value == ev.outputs[0][idx]
+        if idx[1] == idx[2]:
+            t = step(e, "t_ij").value
+            assert step(e, "L_jj").value == np.complex64(t / np.sqrt(np.float32(t.real)))
+        else:
+            assert e.value == np.complex64(step(e, "t_ij").value / step(e, "s_j").value)
+        assert len(step(e, "sum_k L_ik conj(L_jk)").children) == idx[2]
+
+
+def test_cholesky_constraints():
+    with pytest.raises(VerificationError, match=r"\(C2\)"):
+        run(chol_program((3,), "f32", True), [np.zeros(3, np.float32)])
+    with pytest.raises(VerificationError, match=r"\(C3\)"):
+        run(chol_program((3, 2), "f32", True), [np.zeros((3, 2), np.float32)])
+    with pytest.raises(VerificationError, match=r"\(C1\)"):
+        run(chol_program((3, 3), "f32", True, r_type="tensor<2x3x3xf32>"), [np.zeros((3, 3), np.float32)])
+    with pytest.raises(VerificationError, match=r"\(I1\)"):
+        run(chol_program((3, 3), "i32", True), [np.zeros((3, 3), np.int32)])
+    with pytest.raises(NotImplementedOpError, match="quantized"):
+        run(chol_program((2, 2), "!quant.uniform<i8:f32, 0.5>", True), [np.eye(2, dtype=np.int8)])

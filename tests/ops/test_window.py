@@ -1,0 +1,652 @@
+"""reduce_window and select_and_scatter: spec and XLA-doc examples, a slow spec-loop
+reference under hypothesis (recognized and general bodies, padding incl. negative,
+base/window dilations), exact float/int numerics, constraints, provenance checked
+against the values, window_layout and explain."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hlolab.errors import NotImplementedOpError, VerificationError
+from hlolab.interp.engine import Interpreter
+from hlolab.ir.parser import parse_module
+from hlolab.ops.registry import OpCall, lookup
+from hlolab.ops.window import combine_step, window_layout
+from hlolab.trace.explain import format_explanation
+from hlolab.trace.fanin import FanInProvenance
+from hlolab.trace.provenance import Source
+from hlolab.types import element_type
+
+# --- building programs -----------------------------------------------------------------
+
+
+def ttype(shape, e: str) -> str:
+    return f"tensor<{'x'.join(str(d) for d in shape)}{'x' if shape else ''}{e}>"
+
+
+def rw_body(kinds: list[str], es: list[str]) -> str:
+    """A body per output: a binary op name, "affine" (a * b + 1), "keep"/"replace", or
+    "mix" (variadic: out_i = a_i + b_{i+1 mod n}: the outputs depend on every input)."""
+    n = len(es)
+    args = ", ".join([f"%a{i}: tensor<{e}>" for i, e in enumerate(es)]
+                     + [f"%b{i}: tensor<{e}>" for i, e in enumerate(es)])
+    lines, rets = [], []
+    for i, (k, e) in enumerate(zip(kinds, es, strict=True)):
+        if k == "keep":
+            rets.append(f"%a{i}")
+        elif k == "replace":
+            rets.append(f"%b{i}")
+        elif k == "affine":
+            lines += [f"%m{i} = stablehlo.multiply %a{i}, %b{i} : tensor<{e}>",
+                      f"%one{i} = stablehlo.constant dense<1> : tensor<{e}>",
+                      f"%r{i} = stablehlo.add %m{i}, %one{i} : tensor<{e}>"]
+            rets.append(f"%r{i}")
+        elif k == "mix":
+            lines.append(f"%r{i} = stablehlo.add %a{i}, %b{(i + 1) % n} : tensor<{e}>")
+            rets.append(f"%r{i}")
+        else:
+            lines.append(f"%r{i} = stablehlo.{k} %a{i}, %b{i} : tensor<{e}>")
+            rets.append(f"%r{i}")
+    inner = "\n      ".join(lines + [f"stablehlo.return {', '.join(rets)} : "
+                                     f"{', '.join(f'tensor<{e}>' for e in es)}"])
+    return f"^bb0({args}):\n      {inner}"
+
+
+def arr(xs) -> str:
+    return f"array<i64: {', '.join(str(int(x)) for x in xs)}>"
+
+
+def rw_program(shape, es, out_shape, kinds, wd, ws=None, bd=None, wdil=None, pad=None,
+               body_es=None) -> str:
+    n = len(es)
+    body_es = body_es or es
+    ins = [ttype(shape, e) for e in es] + [ttype((), e) for e in es]
+    res = [ttype(out_shape, e) for e in body_es]
+    attrs = [f"window_dimensions = {arr(wd)}"]
+    if ws is not None:
+        attrs.append(f"window_strides = {arr(ws)}")
+    if bd is not None:
+        attrs.append(f"base_dilations = {arr(bd)}")
+    if wdil is not None:
+        attrs.append(f"window_dilations = {arr(wdil)}")
+    if pad is not None:
+        rows = ", ".join(f"[{lo}, {hi}]" for lo, hi in pad)
+        attrs.append(f"padding = dense<[{rows}]> : tensor<{len(pad)}x2xi64>")
+    params = ", ".join(f"%p{i}: {t}" for i, t in enumerate(ins))
+    names = ", ".join(f"%p{i}" for i in range(2 * n))
+    lhs = f"%r:{n}" if n > 1 else "%r"
+    rets = ", ".join(f"%r#{i}" for i in range(n)) if n > 1 else "%r"
+    return (f"func.func @main({params}) -> ({', '.join(res)}) {{\n"
+            f"  {lhs} = \"stablehlo.reduce_window\"({names}) ({{\n    {rw_body(kinds, body_es)}\n  }}) "
+            f"{{{', '.join(attrs)}}} : ({', '.join(ins)}) -> ({', '.join(res)})\n"
+            f"  return {rets} : {', '.join(res)}\n}}")
+
+
+def run(text: str, args: list[np.ndarray], name: str):
+    events = list(Interpreter(parse_module(text)).events(None, args))
+    return next(e for e in events if e.op.name == name)
+
+
+def explain(ev, result: int, index: tuple):
+    return lookup(ev.op.name).explain(ev.call, ev.inputs, ev.outputs, result, index)
+
+
+def provenance(ev):
+    return lookup(ev.op.name).provenance(ev.call, ev.inputs, ev.outputs)
+
+
+def out_shape_of(shape, wd, ws, bd, wdil, pad):
+    out = []
+    for s, w, st_, b, d, (lo, hi) in zip(shape, wd, ws, bd, wdil, pad, strict=True):
+        padded = lo + (0 if s == 0 else (s - 1) * b + 1) + hi
+        dw = (w - 1) * d + 1
+        out.append(0 if padded <= 0 or dw > padded else (padded - dw) // st_ + 1)
+    return tuple(out)
+
+
+def reduce_window(xs, inits, kinds, wd, ws=None, bd=None, wdil=None, pad=None, es=None):
+    r = xs[0].ndim
+    ws_, bd_, wdil_ = ws or (1,) * r, bd or (1,) * r, wdil or (1,) * r
+    pad_ = pad or [(0, 0)] * r
+    es = es or [str(element_type_name(x.dtype)) for x in xs]
+    out = out_shape_of(xs[0].shape, wd, ws_, bd_, wdil_, pad_)
+    text = rw_program(xs[0].shape, es, out, kinds, wd, ws, bd, wdil, pad)
+    return run(text, list(xs) + [np.asarray(v, dtype=x.dtype) for v, x in zip(inits, xs, strict=True)],
+               "stablehlo.reduce_window")
+
+
+_NAMES = {np.dtype(np.int32): "i32", np.dtype(np.int64): "i64", np.dtype(np.int8): "i8",
+          np.dtype(np.float32): "f32", np.dtype(np.float64): "f64", np.dtype(np.bool_): "i1",
+          np.dtype(np.float16): "f16", np.dtype(ml_dtypes.bfloat16): "bf16",
+          np.dtype(np.uint8): "ui8", np.dtype(ml_dtypes.int4): "i4"}
+
+
+def element_type_name(dt) -> str:
+    return _NAMES[np.dtype(dt)]
+
+
+# --- the slow reference: the spec's definition, one result element at a time ---------
+
+def spec_pad(x, v, lo, hi, interior):
+    """stablehlo.pad, element by element (negative lo/hi crop)."""
+    shape = [lo_ + (0 if n == 0 else (n - 1) * (i + 1) + 1) + hi_
+             for lo_, n, i, hi_ in zip(lo, x.shape, interior, hi, strict=True)]
+    out = np.full([max(0, s) for s in shape], v, dtype=x.dtype)
+    for idx in np.ndindex(*x.shape):
+        pos = tuple(lo_ + j * (i + 1) for lo_, j, i in zip(lo, idx, interior, strict=True))
+        if all(0 <= p < s for p, s in zip(pos, shape, strict=True)):
+            out[pos] = x[idx]
+    return out
+
+
+def reference_reduce_window(xs, inits, body, wd, ws, bd, wdil, pad):
+    """results[result_index] = fold of body over init then the window, row-major."""
+    r = xs[0].ndim
+    padded = [spec_pad(x, v, [p[0] for p in pad], [p[1] for p in pad], [b - 1 for b in bd])
+              for x, v in zip(xs, inits, strict=True)]
+    out_shape = out_shape_of(xs[0].shape, wd, ws, bd, wdil, pad)
+    res = [np.zeros(out_shape, dtype=x.dtype) for x in xs]
+    for ri in np.ndindex(*out_shape):
+        acc = [np.asarray(v, dtype=x.dtype) for v, x in zip(inits, xs, strict=True)]
+        for w in np.ndindex(*wd):
+            pos = tuple(ri[d] * ws[d] + w[d] * wdil[d] for d in range(r))
+            acc = body(acc, [p[pos] for p in padded])
+        for k in range(len(xs)):
+            res[k][ri] = acc[k]
+    return res
+
+
+def int_body(kind):
+    def f(acc, el):
+        a, b = int(acc[0]), int(el[0])
+        v = {"add": a + b, "maximum": max(a, b), "minimum": min(a, b), "multiply": a * b,
+             "affine": a * b + 1}[kind]
+        return [np.asarray(v).astype(np.int64).astype(np.int32)]  # wraps like i32
+    return f
+
+
+@st.composite
+def window_cases(draw, max_rank=3, negative=True):
+    """(shape, window_dimensions, window_strides, base_dilations, window_dilations, padding)
+    with at least one window."""
+    r = draw(st.integers(1, max_rank))
+    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=r, max_size=r)))
+    wd = tuple(draw(st.lists(st.integers(1, 3), min_size=r, max_size=r)))
+    ws = tuple(draw(st.lists(st.integers(1, 3), min_size=r, max_size=r)))
+    bd = tuple(draw(st.lists(st.integers(1, 3), min_size=r, max_size=r)))
+    wdil = tuple(draw(st.lists(st.integers(1, 2), min_size=r, max_size=r)))
+    low = -2 if negative else 0
+    pad = [tuple(draw(st.lists(st.integers(low, 2), min_size=2, max_size=2))) for _ in range(r)]
+    out = out_shape_of(shape, wd, ws, bd, wdil, pad)
+    if 0 in out:  # move the padding up until there is a window
+        pad = [(max(lo, 0), max(hi, 0) + (w - 1) * d) for (lo, hi), w, d in zip(pad, wd, wdil,
+                                                                                 strict=True)]
+    return shape, wd, ws, bd, wdil, pad, draw(st.integers(0, 2**31 - 1))
+
+
+# --- examples --------------------------------------------------------------------------
+
+def test_spec_example():
+    x = np.array([[1, 2], [3, 4], [5, 6]], np.int64)
+    ev = reduce_window([x], [0], ["add"], (2, 1), (4, 1), (2, 1), (3, 1), [(2, 1), (0, 0)])
+    assert ev.outputs[0].tolist() == [[0, 0], [3, 4]]
+
+
+def test_xla_doc_1d_min_valid_and_same():
+    # min, window 3, stride 2, init MAX_FLOAT over [10000, 1000, 100, 10, 1]
+    x = np.array([10000, 1000, 100, 10, 1], np.float32)
+    big = np.finfo(np.float32).max
+    assert reduce_window([x], [big], ["minimum"], (3,), (2,)).outputs[0].tolist() == [100, 1]
+    ev = reduce_window([x], [big], ["minimum"], (3,), (2,), pad=[(1, 1)])
+    assert ev.outputs[0].tolist() == [1000, 10, 1]
+
+
+def test_xla_doc_2d_max_2x3_stride_2x3():
+    x = np.arange(24, dtype=np.float32).reshape(4, 6) * np.float32(1.5) - 7
+    x[1, 4] = 100
+    ev = reduce_window([x], [np.finfo(np.float32).min], ["maximum"], (2, 3), (2, 3))
+    want = x.reshape(2, 2, 2, 3).max(axis=(1, 3))
+    assert ev.outputs[0].tolist() == want.tolist() and ev.outputs[0][0, 1] == 100
+
+
+def test_padding_holes_and_init_count():
+    # init 1 with add: every padding/hole position contributes init once (the spec's pad)
+    x = np.array([1, 2, 3], np.int32)
+    assert reduce_window([x], [1], ["add"], (3,), pad=[(1, 1)]).outputs[0].tolist() == [5, 7, 7]
+    assert reduce_window([x], [1], ["add"], (3,), bd=(2,)).outputs[0].tolist() == [5, 5, 7]
+
+
+def test_negative_padding_crops():
+    x = np.arange(6, dtype=np.int32)
+    ev = reduce_window([x], [0], ["add"], (2,), pad=[(-2, -1)])  # [2, 3, 4]
+    assert ev.outputs[0].tolist() == [5, 7]
+    ev = reduce_window([x], [0], ["add"], (1,), bd=(2,), pad=[(-1, 0)])  # hole, 1, hole, 2, ...
+    assert ev.outputs[0].tolist() == [0, 1, 0, 2, 0, 3, 0, 4, 0, 5]
+
+
+def test_empty_result():
+    x = np.arange(3, dtype=np.int32)
+    ev = reduce_window([x], [0], ["add"], (2,), pad=[(-3, 0)])
+    assert ev.outputs[0].shape == (0,)
+
+
+def test_variadic_argmax_style_general_body():
+    # a general body mixing outputs: out_i = a_i + b_{i+1}
+    x0 = np.arange(6, dtype=np.int32)
+    x1 = np.arange(6, dtype=np.int32) * 10
+    ev = reduce_window([x0, x1], [0, 0], ["mix", "mix"], (2,), (2,))
+    # fold: acc0 = acc0 + x1, acc1 = acc1 + x0
+    assert ev.outputs[0].tolist() == [10, 50, 90] and ev.outputs[1].tolist() == [1, 5, 9]
+
+
+def test_keep_and_replace_bodies():
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    assert reduce_window([x], [7], ["keep"], (1, 2)).outputs[0].tolist() == [[7, 7], [7, 7]]
+    assert reduce_window([x], [7], ["replace"], (2, 2)).outputs[0].tolist() == [[4, 5]]
+
+
+@given(window_cases(), st.sampled_from(["add", "maximum", "minimum", "multiply", "affine"]))
+def test_matches_spec_reference_i32(case, kind):
+    shape, wd, ws, bd, wdil, pad, seed = case
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-2**31, 2**31, shape, dtype=np.int64).astype(np.int32)  # overflows wrap
+    init = int(rng.integers(-5, 5))
+    ev = reduce_window([x], [init], [kind], wd, ws, bd, wdil, pad)
+    want = reference_reduce_window([x], [init], int_body(kind), wd, ws, bd, wdil, pad)
+    assert ev.outputs[0].tolist() == want[0].tolist()
+
+
+@given(window_cases(max_rank=2), st.sampled_from(["add", "maximum", "minimum", "multiply"]),
+       st.sampled_from(["f32", "bf16", "f16"]))
+def test_float_matches_stepwise_reference(case, kind, e):
+    """Bit-exact against the fold with the element-wise op semantics (NaN, -0.0, rounding
+    to the element type after every step)."""
+    shape, wd, ws, bd, wdil, pad, seed = case
+    rng = np.random.default_rng(seed)
+    dt = element_type(e).dtype
+    pool = np.array([0.0, -0.0, 1.5, -2.25, np.nan, np.inf, -np.inf, 3e-3, 7.0, -0.5])
+    x = rng.choice(pool, shape).astype(dt) if seed % 2 else rng.standard_normal(shape).astype(dt)
+    init = np.asarray(rng.choice(pool)).astype(dt)
+    et = element_type(e)
+    ev = reduce_window([x], [init], [kind], wd, ws, bd, wdil, pad, es=[e])
+
+    def body(acc, el):
+        return [combine_step(kind, et, acc[0], np.asarray(el[0]))]
+
+    want = reference_reduce_window([x], [init], body, wd, ws, bd, wdil, pad)[0]
+    assert ev.outputs[0].dtype == dt
+    assert ev.outputs[0].tobytes() == want.astype(dt).tobytes()
+
+
+def test_float_max_nan_and_signed_zero():
+    f = np.float32
+    x = np.array([-0.0, 0.0, -0.0, -0.0, np.nan, 1.0], f)
+    ev = reduce_window([x], [f(-np.inf)], ["maximum"], (2,), (2,))
+    out = ev.outputs[0]
+    assert np.signbit(out[0]) == False and np.signbit(out[1]) == True and np.isnan(out[2])  # noqa: E712
+    ev = reduce_window([x], [f(np.inf)], ["minimum"], (2,), (2,))
+    assert np.signbit(ev.outputs[0][0]) and np.isnan(ev.outputs[0][2])
+
+
+def test_bf16_add_rounds_every_step():
+    bf = ml_dtypes.bfloat16
+    x = np.array([1, 2**-8, 2**-8], bf)  # in f32 then rounded once it would be 1 + 2**-7
+    ev = reduce_window([x], [bf(0)], ["add"], (3,), es=["bf16"])
+    assert ev.outputs[0].tolist() == [1.0]
+
+
+def test_promoted_body_type():
+    x = np.array([100, 100, 100], np.int8)
+    text = rw_program((3,), ["i8"], (1,), ["add"], (3,), body_es=["i32"])
+    ev = run(text, [x, np.array(0, np.int8)], "stablehlo.reduce_window")
+    assert ev.outputs[0].dtype == np.int32 and ev.outputs[0].tolist() == [300]
+
+
+def test_int4_and_i1():
+    x = np.array([7, 7, 7, -8], ml_dtypes.int4)
+    ev = reduce_window([x], [0], ["add"], (2,), es=["i4"])
+    assert [int(v) for v in ev.outputs[0]] == [-2, -2, -1]  # 14 and -1 wrapped to int4
+    b = np.array([True, False, False, False])
+    assert reduce_window([b], [False], ["add"], (2,), es=["i1"]).outputs[0].tolist() == [True, False,
+                                                                                           False]
+
+
+def test_general_body_matches_recognized():
+    rng = np.random.default_rng(3)
+    x = rng.integers(-50, 50, (5, 6)).astype(np.int32)
+    a = reduce_window([x], [2], ["affine"], (2, 3), (1, 2), pad=[(1, 0), (0, 2)])
+    want = reference_reduce_window([x], [2], int_body("affine"), (2, 3), (1, 2), (1, 1), (1, 1),
+                                   [(1, 0), (0, 2)])
+    assert a.outputs[0].tolist() == want[0].tolist()
+
+
+# --- constraints -------------------------------------------------------------------------
+
+def _expect(text: str, constraint: str):
+    with pytest.raises(VerificationError, match=rf"\({constraint}\)"):
+        Interpreter(parse_module(text)).run(None, [np.zeros((4,), np.int32), np.array(0, np.int32)])
+
+
+@pytest.mark.parametrize("change, constraint", [
+    (dict(wd=(2, 1)), "C4"), (dict(wd=(0,)), "C5"), (dict(ws=(1, 1)), "C6"), (dict(ws=(0,)), "C7"),
+    (dict(bd=(1, 1)), "C8"), (dict(bd=(0,)), "C9"), (dict(wdil=(1, 1)), "C10"),
+    (dict(wdil=(-1,)), "C11"), (dict(pad=[(0, 0), (0, 0)]), "C12"), (dict(out=(2,)), "C15"),
+])
+def test_constraints(change, constraint):
+    kw = dict(wd=(2,), ws=None, bd=None, wdil=None, pad=None, out=(3,))
+    kw.update(change)
+    out = kw.pop("out")
+    _expect(rw_program((4,), ["i32"], out, ["add"], **kw), constraint)
+
+
+def test_body_and_result_type_constraints():
+    t = rw_program((4,), ["i32"], (3,), ["add"], (2,)).replace("tensor<3xi32>", "tensor<3xf32>")
+    _expect(t, "C16")
+    t = rw_program((4,), ["i32"], (3,), ["add"], (2,), body_es=["i16"])
+    _expect(t, "C13")
+    t = rw_program((4,), ["i32"], (3,), ["add"], (2,)).replace("%p1: tensor<i32>", "%p1: tensor<i64>")
+    t = t.replace("(tensor<4xi32>, tensor<i32>) ->", "(tensor<4xi32>, tensor<i64>) ->")
+    with pytest.raises(VerificationError, match=r"\(C3\)"):
+        Interpreter(parse_module(t)).run(None, [np.zeros((4,), np.int32), np.array(0, np.int64)])
+
+
+def test_quantized_is_not_implemented():
+    q = "!quant.uniform<i8:f32, 0.5:1>"
+    text = f"""func.func @main(%x: tensor<4x{q}>, %i: tensor<{q}>) -> tensor<3x{q}> {{
+  %r = "stablehlo.reduce_window"(%x, %i) ({{
+    ^bb0(%a: tensor<{q}>, %b: tensor<{q}>):
+      %s = stablehlo.add %a, %b : tensor<{q}>
+      stablehlo.return %s : tensor<{q}>
+  }}) {{window_dimensions = array<i64: 2>}} : (tensor<4x{q}>, tensor<{q}>) -> tensor<3x{q}>
+  return %r : tensor<3x{q}>
+}}"""
+    with pytest.raises(NotImplementedOpError):
+        Interpreter(parse_module(text)).run(None, [np.zeros(4, np.int8), np.array(0, np.int8)])
+
+
+# --- provenance ----------------------------------------------------------------------------
+
+@given(window_cases(), st.sampled_from(["add", "affine"]))
+def test_provenance_agrees_with_values(case, kind):
+    shape, wd, ws, bd, wdil, pad, seed = case
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-1000, 1000, shape).astype(np.int64)
+    init = int(rng.integers(-3, 4))
+    ev = reduce_window([x], [init], [kind], wd, ws, bd, wdil, pad, es=["i64"])
+    prov = provenance(ev)
+    assert isinstance(prov, FanInProvenance)
+    out = ev.outputs[0]
+    k = int(np.prod(wd))
+    mask = np.zeros(out.shape, dtype=bool)
+    for ri in list(np.ndindex(*out.shape))[:6]:
+        src = prov.sources(0, ri)
+        assert src[0] == Source(1, (), "init")
+        views = prov.window(0, ri)
+        win = next(v for v in views if v.role == "window")
+        pv = next(v for v in views if v.role == "pad_value")
+        assert (win.valid ^ pv.valid).all() and win.valid.size == k
+        vals = [x[tuple(i)] for i in win.index[win.valid]]
+        assert all(0 <= i < n for s in src if s.role == "window" for i, n in zip(s.index, shape,
+                                                                                 strict=True))
+        if kind == "add":  # result == init + sum(window sources) + (#pad positions) * init
+            assert out[ri] == init + sum(vals) + int(pv.valid.sum()) * init
+        kinds = window_layout(ev.call, ri, x.shape)
+        assert ((kinds == "operand") == win.valid.reshape(wd)).all()
+        # targets is the inverse of sources
+        for s in src:
+            if s.role == "window":
+                assert any(t.index == ri and t.role == "window" for t in prov.targets(0, s.index))
+        mask[ri] = True
+    # back / fwd agree with the element queries
+    back = prov.back(0, mask)
+    want = np.zeros(shape, dtype=bool)
+    for ri in zip(*np.nonzero(mask)):
+        for s in prov.sources(0, tuple(int(i) for i in ri)):
+            if s.role == "window":
+                want[s.index] = True
+    got = back.get((0, "window"), np.zeros(shape, dtype=bool))
+    assert (got == want).all()
+    if want.any():
+        q = tuple(int(i) for i in np.argwhere(want)[0])
+        m = np.zeros(shape, dtype=bool)
+        m[q] = True
+        fwd = prov.fwd(0, m)[(0, "window")]
+        assert sorted(map(tuple, np.argwhere(fwd).tolist())) == sorted(
+            t.index for t in prov.targets(0, q) if t.role == "window")
+
+
+def test_general_variadic_body_reads_every_input():
+    x0 = np.arange(4, dtype=np.int32)
+    ev = reduce_window([x0, x0 * 2], [0, 0], ["mix", "mix"], (2,))
+    roles = {(s.operand, s.role) for s in provenance(ev).sources(0, (1,))}
+    assert roles == {(2, "init"), (3, "init"), (0, "window"), (1, "window")}
+    ev = reduce_window([x0, x0 * 2], [0, 0], ["add", "add"], (2,))
+    roles = {(s.operand, s.role) for s in provenance(ev).sources(1, (1,))}
+    assert roles == {(3, "init"), (1, "window")}
+
+
+def test_window_layout_padding_and_holes():
+    x = np.arange(3, dtype=np.int32)
+    ev = reduce_window([x], [0], ["add"], (4,), bd=(2,), pad=[(1, 0)])  # p 0 h 1 h 2
+    assert window_layout(ev.call, (0,), x.shape).tolist() == ["padding", "operand", "hole", "operand"]
+    pv = next(v for v in provenance(ev).window(0, (0,)) if v.role == "pad_value")
+    assert pv.position[:, 0].tolist() == [0, 1, 2, 3] and pv.frame == (6,)
+
+
+# --- explain ---------------------------------------------------------------------------
+
+def test_explain_spec_example_text():
+    x = np.array([[1, 2], [3, 4], [5, 6]], np.int64)
+    ev = reduce_window([x], [0], ["add"], (2, 1), (4, 1), (2, 1), (3, 1), [(2, 1), (0, 0)])
+    e = explain(ev, 0, (1, 0))
+    text = format_explanation(e)
+    assert e.value == 3
+    steps = {s.name: s for s in e.steps}
+    assert steps["window_start"].value == (4, 0)
+    assert steps["window_end"].value == (8, 1)
+    assert steps["padded_input_shape"].value == (8, 2)
+    win = steps["windows[0]"]
+    assert win.value.tolist() == [[3], [0]]
+    assert "operand_index = (position - padding[:, 0]) / base_dilations = ((4, 0) - (2, 0)) / (2, 1) " \
+           "= (1, 0)" in text
+    assert "position (7, 0) is padding" in text
+    assert win.children[1].dim_roles == {0: "padding", 1: "operand"}
+    assert "acc after w = (1, 0) = add(3, windows[0][1, 0] = 0) = 3" in text
+    assert any("XLA:CPU skips them" in n for n in e.notes)
+
+
+def test_explain_hole_and_general_body():
+    x = np.array([1, 2, 3], np.int32)
+    ev = reduce_window([x], [2], ["affine"], (3,), bd=(2,))
+    e = explain(ev, 0, (1,))  # positions 1 (hole), 2 (x[1]), 3 (hole)
+    text = format_explanation(e, max_children=10)
+    assert "base-dilation hole" in text
+    fold = e.steps[-1]
+    assert [c.value for c in fold.children] == [5, 11, 23] and e.value == ev.outputs[0][1] == 23
+
+
+# --- select_and_scatter ------------------------------------------------------------------
+
+def sas_program(shape, src_shape, e, wd=None, ws=None, pad=None, select="GE", scatter="add",
+                result_e=None) -> str:
+    result_e = result_e or e
+    attrs = []
+    if wd is not None:
+        attrs.append(f"window_dimensions = {arr(wd)}")
+    if ws is not None:
+        attrs.append(f"window_strides = {arr(ws)}")
+    if pad is not None:
+        rows = ", ".join(f"[{lo}, {hi}]" for lo, hi in pad)
+        attrs.append(f"padding = dense<[{rows}]> : tensor<{len(pad)}x2xi64>")
+    if select == "general":  # GE written as not(LT): not recognized, same values
+        sel = (f"%c = stablehlo.compare LT, %a, %b : (tensor<{e}>, tensor<{e}>) -> tensor<i1>\n"
+               f"      %s = stablehlo.not %c : tensor<i1>\n      stablehlo.return %s : tensor<i1>")
+    else:
+        sel = (f"%s = stablehlo.compare {select}, %a, %b : (tensor<{e}>, tensor<{e}>) -> tensor<i1>\n"
+               f"      stablehlo.return %s : tensor<i1>")
+    if scatter == "affine":
+        sc = (f"%m = stablehlo.multiply %a, %b : tensor<{result_e}>\n"
+              f"      %one = stablehlo.constant dense<1> : tensor<{result_e}>\n"
+              f"      %s = stablehlo.add %m, %one : tensor<{result_e}>\n"
+              f"      stablehlo.return %s : tensor<{result_e}>")
+    else:
+        sc = (f"%s = stablehlo.{scatter} %a, %b : tensor<{result_e}>\n"
+              f"      stablehlo.return %s : tensor<{result_e}>")
+    t_op, t_src, t_init = ttype(shape, e), ttype(src_shape, e), ttype((), e)
+    t_res = ttype(shape, result_e)
+    return (f"func.func @main(%x: {t_op}, %src: {t_src}, %i: {t_init}) -> {t_res} {{\n"
+            f"  %r = \"stablehlo.select_and_scatter\"(%x, %src, %i) ({{\n"
+            f"    ^bb0(%a: tensor<{e}>, %b: tensor<{e}>):\n      {sel}\n  }}, {{\n"
+            f"    ^bb0(%a: tensor<{result_e}>, %b: tensor<{result_e}>):\n      {sc}\n  }}) "
+            f"{{{', '.join(attrs)}}} : ({t_op}, {t_src}, {t_init}) -> {t_res}\n"
+            f"  return %r : {t_res}\n}}")
+
+
+def sas(x, source, init, wd, ws=None, pad=None, select="GE", scatter="add"):
+    e = element_type_name(x.dtype)
+    text = sas_program(x.shape, source.shape, e, wd, ws, pad, select, scatter)
+    return run(text, [x, source, np.asarray(init, x.dtype)], "stablehlo.select_and_scatter")
+
+
+def reference_sas(x, source, init, wd, ws, pad, select, scatter):
+    """The reference interpreter's loop, one source element at a time."""
+    res = np.full(x.shape, init, dtype=x.dtype)
+    for si in np.ndindex(*source.shape):
+        cur = None
+        for w in np.ndindex(*wd):
+            q = tuple(si[d] * ws[d] + w[d] - pad[d][0] for d in range(x.ndim))
+            if not all(0 <= a < n for a, n in zip(q, x.shape, strict=True)):
+                continue
+            if cur is None or not select(x[cur], x[q]):
+                cur = q
+        if cur is not None:
+            res[cur] = scatter(res[cur], source[si])
+    return res
+
+
+def test_sas_spec_example():
+    x = np.array([[1, 5], [2, 5], [3, 6], [4, 4]], np.int64)
+    s = np.array([[5, 6], [7, 8]], np.int64)
+    ev = sas(x, s, 0, (3, 1), (2, 1), [(0, 1), (0, 0)])
+    assert ev.outputs[0].tolist() == [[0, 0], [0, 0], [5, 14], [7, 0]]
+
+
+def test_sas_overlapping_windows_xla_doc_style():
+    # the XLA doc's figure (2): the 9 is the max of two overlapping windows, 2 + 6 = 8
+    x = np.array([[7, 2, 5, 3], [3, 9, 1, 1]], np.int32)
+    s = np.array([[2, 6, 3]], np.int32)
+    ev = sas(x, s, 0, (2, 2), (1, 1))
+    assert ev.outputs[0].tolist() == [[0, 0, 3, 0], [0, 8, 0, 0]]
+    want = reference_sas(x, s, 0, (2, 2), (1, 1), [(0, 0), (0, 0)], lambda a, b: a >= b,
+                         lambda a, b: a + b)
+    assert ev.outputs[0].tolist() == want.tolist()
+
+
+def test_sas_padding_is_never_selected():
+    x = np.array([-5, -7], np.int32)
+    s = np.array([1, 2, 3], np.int32)
+    ev = sas(x, s, 10, (2,), (1,), [(1, 1)])  # windows [pad,-5], [-5,-7], [-7,pad]
+    assert ev.outputs[0].tolist() == [13, 13]
+    ev = sas(x, np.array([1, 2, 3, 4], np.int32), 0, (1,), (1,), [(1, 1)])  # padding-only windows
+    assert ev.outputs[0].tolist() == [2, 3]
+
+
+@given(window_cases(max_rank=2), st.sampled_from(["GE", "GT", "LE", "LT", "general"]),
+       st.sampled_from(["add", "affine", "maximum"]))
+def test_sas_matches_reference(case, select, scatter):
+    shape, wd, ws, _, _, pad, seed = case
+    pad = [(max(0, lo), max(0, hi)) for lo, hi in pad]
+    src_shape = out_shape_of(shape, wd, ws, (1,) * len(shape), (1,) * len(shape), pad)
+    if 0 in src_shape:
+        return
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-3, 4, shape).astype(np.int32)  # ties exercise the select order
+    s = rng.integers(-9, 10, src_shape).astype(np.int32)
+    ev = sas(x, s, 1, wd, ws, pad, select, scatter)
+    cmp = {"GE": np.greater_equal, "GT": np.greater, "LE": np.less_equal, "LT": np.less,
+           "general": np.greater_equal}[select]
+    comb = {"add": lambda a, b: a + b, "affine": lambda a, b: a * b + 1, "maximum": max}[scatter]
+    want = reference_sas(x, s, 1, wd, ws, pad, lambda a, b: bool(cmp(a, b)), comb)
+    assert ev.outputs[0].tolist() == want.tolist()
+    # provenance: back/fwd agree with sources/targets
+    prov = provenance(ev)
+    for ri in list(np.ndindex(*shape))[:5]:
+        src = prov.sources(0, ri)
+        ups = [t for t in src if t.role == "update"]
+        if scatter == "add":
+            assert ev.outputs[0][ri] == 1 + sum(int(s[u.index]) for u in ups)
+        for so in src:
+            if so.operand in (0, 1):
+                assert any(t.index == ri and t.role == so.role for t in prov.targets(so.operand, so.index))
+        m = np.zeros(shape, dtype=bool)
+        m[ri] = True
+        back = prov.back(0, m)
+        for role in ("update", "selected", "control"):
+            op_ = 1 if role == "update" else 0
+            want_m = np.zeros(s.shape if op_ == 1 else shape, dtype=bool)
+            for so in src:
+                if so.role == role:
+                    want_m[so.index] = True
+            got = back.get((op_, role), np.zeros_like(want_m))
+            assert (got == want_m).all(), role
+    q = tuple(int(v) for v in rng.integers(0, shape))
+    m = np.zeros(shape, dtype=bool)
+    m[q] = True
+    fwd = prov.fwd(0, m)
+    for role in ("selected", "control"):
+        got = sorted(map(tuple, np.argwhere(fwd.get((0, role), np.zeros(shape, bool))).tolist()))
+        assert got == sorted(t.index for t in prov.targets(0, q) if t.role == role)
+
+
+def test_sas_float_with_nan_and_distinct_values():
+    x = np.array([1.0, np.nan, 3.0, 2.0], np.float32)
+    s = np.array([10.0, 20.0, 30.0], np.float32)
+    ev = sas(x, s, 0.0, (2,), (1,))
+    # GE(1, nan) is false -> nan taken; GE(nan, 3) false -> 3; GE(3, 2) true -> 3
+    assert ev.outputs[0].tolist() == [0.0, 10.0, 50.0, 0.0]
+
+
+def test_sas_constraints():
+    good = sas_program((4,), (2,), "i32", (2,), (2,))
+    Interpreter(parse_module(good))
+    cases = [
+        (sas_program((4,), (3,), "i32", (2,), (2,)), "C2"),
+        (sas_program((4,), (2,), "i32", (2, 1), (2,)), "C4"),
+        (sas_program((4,), (2,), "i32", (0,), (2,)), "C5"),
+        (sas_program((4,), (2,), "i32", (2,), (2, 2)), "C6"),
+        (sas_program((4,), (2,), "i32", (2,), (0,)), "C7"),
+        (sas_program((4,), (2,), "i32", (2,), (2,), pad=[(0, 0), (0, 0)]), "C8"),
+        (sas_program((4,), (2,), "i32", (2,), (2,), result_e="i16"), "C10"),
+    ]
+    for text, c in cases:
+        op_ = parse_module(text).funcs[0].body.blocks[0].ops[0]
+        with pytest.raises(VerificationError, match=rf"\({c}\)"):
+            lookup(op_.name).verify(OpCall(op_))
+    wide = sas_program((4,), (2,), "i32", (2,), (2,), result_e="i64")
+    ev = run(wide, [np.array([1, 2, 3, 4], np.int32), np.array([5, 6], np.int32), np.array(1, np.int32)],
+             "stablehlo.select_and_scatter")
+    assert ev.outputs[0].dtype == np.int64 and ev.outputs[0].tolist() == [1, 6, 1, 7]
+
+
+def test_sas_explain_text():
+    x = np.array([[1, 5], [2, 5], [3, 6], [4, 4]], np.int64)
+    s = np.array([[5, 6], [7, 8]], np.int64)
+    ev = sas(x, s, 0, (3, 1), (2, 1), [(0, 1), (0, 0)])
+    e = explain(ev, 0, (2, 1))
+    text = format_explanation(e, max_children=20)
+    assert e.value == 14
+    windows = e.steps[1]
+    assert windows.value == 2 and [c.value for c in windows.children] == [6, 14]
+    first = windows.children[0]
+    names = [c.name for c in first.children]
+    assert names[0] == "window_start" and "selected_index" in names
+    assert "select(current = operand[(0, 1)], candidate = operand[(1, 1)]) = True: keep current" in text
+    assert "select(current = operand[(0, 1)], candidate = operand[(2, 1)]) = False: take candidate" in text
+    assert "scatter(result[result_index] = 6, source[source_index] = 8) = 14" in text
+    assert "position (4, 1) is padding: never selected" in text
+    e0 = explain(ev, 0, (0, 0))
+    assert e0.value == 0 and e0.steps[1].value == 0
