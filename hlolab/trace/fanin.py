@@ -183,9 +183,10 @@ class FanInProvenance(Provenance):
             coords = np.stack(np.unravel_index(np.where(valid, flat, 0), target), axis=-1) \
                 if target else np.zeros(flat.shape + (0,), np.int64)
             pos = None
-            if fan.position is not None:
-                pos = np.stack([np.broadcast_to(np.asarray(p, np.int64), flat.shape)
-                                for p in fan.position], axis=-1)
+            if fan.position is not None:  # a rank-0 frame: positions with no coordinates
+                pos = (np.stack([np.broadcast_to(np.asarray(p, np.int64), flat.shape)
+                                 for p in fan.position], axis=-1) if fan.position
+                       else np.zeros(flat.shape + (0,), np.int64))
             views.append(FanView(fan.operand, fan.role, coords.astype(np.int64), valid,
                                  fan.frame, pos))
         return views

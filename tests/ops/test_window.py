@@ -57,7 +57,7 @@ def rw_body(kinds: list[str], es: list[str]) -> str:
 
 
 def arr(xs) -> str:
-    return f"array<i64: {', '.join(str(int(x)) for x in xs)}>"
+    return f"array<i64: {', '.join(str(int(x)) for x in xs)}>" if len(xs) else "array<i64>"
 
 
 def rw_program(shape, es, out_shape, kinds, wd, ws=None, bd=None, wdil=None, pad=None,
@@ -650,3 +650,17 @@ def test_sas_explain_text():
     assert "position (4, 1) is padding: never selected" in text
     e0 = explain(ev, 0, (0, 0))
     assert e0.value == 0 and e0.steps[1].value == 0
+
+
+def test_rank0_reduce_window_and_sas():
+    x = np.array(5, np.int32)
+    text = rw_program((), ["i32"], (), ["add"], ())
+    ev = run(text, [x, np.array(2, np.int32)], "stablehlo.reduce_window")
+    assert ev.outputs[0].tolist() == 7
+    assert provenance(ev).sources(0, ()) == [Source(1, (), "init"), Source(0, (), "window")]
+    assert explain(ev, 0, ()).value == 7
+    text = rw_program((), ["i32"], (), ["affine"], ())
+    assert run(text, [x, np.array(2, np.int32)], "stablehlo.reduce_window").outputs[0].tolist() == 11
+    ev = sas(x, np.array(4, np.int32), 1, ())
+    assert ev.outputs[0].tolist() == 5
+    assert {s.role for s in provenance(ev).sources(0, ())} == {"init", "selected", "update"}

@@ -5,8 +5,8 @@ reduce_window: jax.lax.reduce_window with add/max/min/mul and identity init valu
 two agree exactly when init is the body's identity), random window dimensions,
 strides, base/window dilations and padding (negative too). Integers bit-exact; f32
 within |delta| <= k * n * eps * sum|terms| with k = 1, n = window size (in practice
-XLA:CPU folds in the same row-major order and the values are bit-identical; bf16 is
-checked bit-exact too: both round after every step).
+XLA:CPU folds in the same row-major order; bf16 is bit-exact without padding/dilation,
+where both round after every step, and bounded with them: XLA may reorder there).
 
 select_and_scatter: the gradient of a max pool (jax.grad of reduce_window max), which
 jax lowers to stablehlo.select_and_scatter; hlolab runs jax's own lowered module and
@@ -91,12 +91,25 @@ def test_reduce_window_f32_within_bound(case, kind):
 
 @settings(max_examples=20)
 @given(window_cases(max_rank=2))
-def test_reduce_window_bf16_add_bit_exact(case):
+def test_reduce_window_bf16_add(case):
+    """Without padding or dilation XLA:CPU folds row-major, rounding to bf16 after every
+    step: bit-exact. With padding/dilation it may reorder (measured: a window summed
+    column by column), so there: |delta| <= k * n * eps(bf16) * sum|terms|, k = 2 (both
+    sides round after every step)."""
     shape, wd, ws, bd, wdil, pad, seed = case
     x = np.random.default_rng(seed).standard_normal(shape).astype(ml_dtypes.bfloat16)
     want = jax_reduce_window(x, "add", wd, ws, bd, wdil, pad)
-    got = reduce_window([x], [ml_dtypes.bfloat16(0)], ["add"], wd, ws, bd, wdil, pad, es=["bf16"])
-    assert got.outputs[0].tobytes() == want.tobytes()
+    got = reduce_window([x], [ml_dtypes.bfloat16(0)], ["add"], wd, ws, bd, wdil, pad,
+                        es=["bf16"]).outputs[0]
+    plain = all(b == 1 for b in bd) and all(d == 1 for d in wdil) and not any(
+        lo or hi for lo, hi in pad)
+    if plain:
+        assert got.tobytes() == want.tobytes()
+        return
+    n = int(np.prod(wd))
+    bound = 2 * n * float(ml_dtypes.finfo(ml_dtypes.bfloat16).eps) * n * float(
+        np.abs(x.astype(np.float32)).max())
+    assert np.all(np.abs(got.astype(np.float64) - want.astype(np.float64)) <= bound)
 
 
 def test_xla_skips_padding_where_the_spec_combines_init():
@@ -112,8 +125,7 @@ def test_xla_skips_padding_where_the_spec_combines_init():
 def pool_cases(draw):
     r = draw(st.integers(1, 3))
     shape = tuple(draw(st.lists(st.integers(1, 6), min_size=r, max_size=r)))
-    wd = tuple(draw(st.integers(1, s) for s in shape) if False else
-               draw(st.lists(st.integers(1, 3), min_size=r, max_size=r)))
+    wd = tuple(draw(st.lists(st.integers(1, 3), min_size=r, max_size=r)))
     ws = tuple(draw(st.lists(st.integers(1, 3), min_size=r, max_size=r)))
     pad = [tuple(draw(st.lists(st.integers(0, 2), min_size=2, max_size=2))) for _ in range(r)]
     pad = [(lo, hi + max(0, w - s - lo - hi)) for (lo, hi), w, s in zip(pad, wd, shape, strict=True)]
