@@ -17,17 +17,19 @@ what XLA:CPU does:
   term ``M_ri * x_i`` is subtracted from every later row ``r``), so every
   ``x_i`` subtracts its terms one at a time in solve order; explain() replays
   exactly that order. XLA:CPU inverts the diagonal blocks and multiplies, so
-  results differ by rounding (the oracle tests bound it). Only the ``lower``
-  triangle of ``a`` is read (the other one, even NaN, never is), and not the
-  diagonal with ``unit_diagonal``.
+  results differ by rounding (the oracle tests bound it). Only the triangle of
+  ``a`` that ``lower`` names is read (the other one, even NaN, never is), and
+  not the diagonal with ``unit_diagonal``. A zero pivot gives IEEE inf/NaN.
 * fft: numpy's pocketfft in complex128/float64, rounded once to the result
-  type (XLA:CPU uses DUCC in the element type). FFT/IFFT whose trailing
+  type (XLA:CPU runs its own FFT library in the element type). FFT/IFFT whose trailing
   operand dims differ from ``fft_length`` are refused: the spec does not
   define them and XLA:CPU reads out of bounds.
-* cholesky: XLA:CPU's unblocked algorithm (``CholeskyExpander``) column by
-  column: ``t = a[j:, j] - L[j:, :j] . conj(L[j, :j])``, ``s = sqrt(re t_jj)``,
-  ``L[j:, j] = t / s`` (so ``L_jj = t_jj / sqrt(t_jj)``, as XLA). The sums use
-  numpy's pairwise summation. Non-positive-definite input (the spec: undefined
+* cholesky: XLA:CPU's unblocked algorithm (``CholeskyExpander``; XLA blocks
+  matrices over 128, which changes rounding only) column by column:
+  ``t = a[j:, j] - L[j:, :j] . conj(L[j, :j])``, ``s = sqrt(re t_jj)``,
+  ``L[j:, j] = t / s`` (so ``L_jj = t_jj / sqrt(t_jj)``, as XLA). The sums run
+  over k < j with numpy's pairwise summation (XLA: a full ``L . L^H``
+  product). Non-positive-definite input (the spec: undefined
   behaviour): when some ``s`` is NaN the whole matrix of that batch element is
   NaN, as XLA:CPU. The other triangle of the result is 0, as XLA:CPU.
   ``lower = false`` factorizes the plain transpose of ``a`` and transposes
@@ -38,7 +40,15 @@ coefficient matrix, like a dot's right-hand side) and its ``b`` elements are
 ``window`` (the right-hand sides substitution reaches); fft reads its whole
 transformed block as ``window``; cholesky reads its ``a`` triangle as
 ``window``, and a NaN-filled (failed) batch element reads, as ``control``, the
-elements the first failing pivot depends on.
+elements the first failing pivot depends on. (For a batch element that
+factorized, the NaN-fill test that did not fire is not recorded: the spec
+leaves that case undefined, and recording it would make every element depend on
+the whole triangle.)
+
+Spec text hlolab reads differently: triangular_solve (C3) writes the batch
+dims as ``shape(a)[:-3] = shape(b)[:-3]``; they are ``[:-2]`` (checked). The
+cholesky spec example declares an f64 result for an f32 operand, which its
+own (C1) forbids; hlolab reports (C1).
 """
 
 from __future__ import annotations

@@ -119,11 +119,21 @@ class FanInProvenance(Provenance):
             raise ValueError(f"fan of operand #{fan.operand}: the operand is not a tensor")
         return shape
 
-    def _evaluate(self, result: int, ridx: tuple[np.ndarray, ...]) -> list[tuple[Fan, np.ndarray]]:
-        """Each fan with its flat operand indices, shape ``S + W`` (-1 where not valid)."""
+    def _evaluate(self, result: int, ridx: tuple[np.ndarray, ...],
+                  windows: Sequence[Shape] | None = None) -> list[tuple[Fan, np.ndarray]]:
+        """Each fan with its flat operand indices, shape ``S + W`` (-1 where not valid).
+
+        ``windows`` are the fans' window shapes ``W`` (from a single-element
+        evaluation, where ``S == ()`` makes them unambiguous); without them a
+        batch of elements must carry its ``S`` axes in some array of each fan.
+        """
         s = ridx[0].shape if ridx else ()
         out = []
-        for fan in self._fans(result, ridx):
+        fans = list(self._fans(result, ridx))
+        if windows is not None and len(windows) != len(fans):
+            raise ValueError(f"result #{result}: the fan function returned {len(fans)} fans for a "
+                             f"batch and {len(windows)} for one element")
+        for k, fan in enumerate(fans):
             if fan.role not in ROLES:
                 raise ValueError(f"unknown provenance role {fan.role!r}; roles are {ROLES}")
             target = self._target_shape(fan)
@@ -133,8 +143,9 @@ class FanInProvenance(Provenance):
             arrays = [np.asarray(a, dtype=np.int64) for a in fan.index]
             parts = [a.shape for a in arrays] + ([np.shape(fan.valid)] if fan.valid is not None else [])
             inner = np.broadcast_shapes(*parts) if parts else ()
-            if fan.window is not None:
-                full = np.broadcast_shapes(s + tuple(fan.window), inner)
+            if fan.window is not None or windows is not None:
+                w = tuple(fan.window) if fan.window is not None else tuple(windows[k])
+                full = np.broadcast_shapes(s + w, inner)
             else:  # window-only arrays (offsets of shape W) broadcast against the trailing axes
                 full = np.broadcast_shapes(s + (1,) * max(0, len(inner) - len(s)), inner)
             if full[:len(s)] != s:
@@ -162,14 +173,15 @@ class FanInProvenance(Provenance):
         assert shape is not None
         if flat_results.size == 0:
             return
-        one = self._evaluate(result, tuple(np.zeros((1,), np.int64) for _ in shape))
+        one = self._evaluate(result, tuple(np.zeros((), np.int64) for _ in shape))
+        windows = [f.shape for _, f in one]
         window = max(1, sum(int(f.size) for _, f in one))
         step = max(1, self.chunk_elements // window)
         for start in range(0, flat_results.size, step):
             part = flat_results[start:start + step]
             ridx = (tuple(np.asarray(a, dtype=np.int64) for a in np.unravel_index(part, shape))
                     if shape else ())  # a rank-0 result: one element, no index arrays
-            yield part, self._evaluate(result, ridx)
+            yield part, self._evaluate(result, ridx, windows)
 
     # --- element queries ------------------------------------------------------------
     def window(self, result: int, index: tuple[int, ...]) -> list[FanView]:

@@ -442,13 +442,13 @@ def test_fft_provenance_is_the_batch_block(kind):
     check_set_forms(prov, rng, n_masks=1)
 
 
+@pytest.mark.parametrize("lengths", [[3, 4], [2, 5]])
 @pytest.mark.parametrize("kind", ["FFT", "IFFT", "RFFT", "IRFFT"])
-def test_fft_explain_direct_sum_agrees(kind):
+def test_fft_explain_direct_sum_agrees(kind, lengths):
     rng = np.random.default_rng(4)
-    lengths = [3, 4]
     x, e, r_shape, r_e = fft_case(kind, (2,), lengths, rng=rng)
     ev = fft_run(kind, x, e, lengths, r_shape, r_e)
-    for idx in [(1, 2, 1), (0, 0, 0), (1, 1, 2)]:
+    for idx in [(1, 1, 1), (0, 0, 0), (1, 1, 2)]:
         ex = explain(ev, idx)
         n_terms = int(np.prod(x.shape[1:]))
         s = step(ex, "sum")
@@ -457,7 +457,7 @@ def test_fft_explain_direct_sum_agrees(kind):
         exact = step(ex, "result (exact sum)").value if kind in ("IFFT", "IRFFT") else s.value
         assert np.isclose(exact, ev.outputs[0][idx], atol=1e-12), (kind, idx)
         assert ex.value == ev.outputs[0][idx]
-    text = format_explanation(explain(ev, (1, 2, 1)))
+    text = format_explanation(explain(ev, (1, 1, 1)))
     assert ("exp(+2πi" if kind in ("IFFT", "IRFFT") else "exp(-2πi") in text
 
 

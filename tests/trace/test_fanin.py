@@ -100,3 +100,16 @@ def test_window_shape_with_a_batch_rank_above_the_window_rank():
     prov = FanInProvenance([(2, 2)], [(2, 2, 3)], fans)
     back = prov.back(0, np.array([[True, False], [False, False]]))
     assert np.argwhere(back[(0, "window")]).tolist() == [[0, 0, 0], [0, 0, 1], [0, 0, 2]]
+
+
+def test_window_only_arrays_in_batches():
+    """Every array of a fan is a window offset (no result axes), and the batch
+    length equals the window length: the window shape comes from one element."""
+    def fans(result, ridx):
+        return [Fan(0, "window", (np.arange(3, dtype=np.int64),))]
+
+    prov = FanInProvenance([(3,)], [(3,)], fans, chunk_elements=9)
+    back = prov.back(0, np.array([True, False, True]))
+    assert back[(0, "window")].tolist() == [True, True, True]
+    fwd = prov.fwd(0, np.array([False, True, False]))
+    assert fwd[(0, "window")].tolist() == [True, True, True]
