@@ -141,6 +141,9 @@ class Interpreter:
         self._next_id = 0
         self._steps = 0
         self._depth = 0
+        # ops whose (type- and attribute-only) constraints already passed: a loop
+        # body or a benchmark runs verify once, not once per execution
+        self._verified: set[int] = set()
 
     # --- public API -------------------------------------------------------
     def run(self, func: str | None = None, args: list[Any] | None = None) -> list[Any]:
@@ -233,8 +236,9 @@ class Interpreter:
         self._check_budget(op)
         call = InterpCall(op, self, env, frame, batch)
         try:
-            if opdef.verify is not None:
+            if opdef.verify is not None and id(op) not in self._verified:
                 opdef.verify(call)
+                self._verified.add(id(op))
             if opdef.steps:
                 out = yield from opdef.evaluate(call, *inputs)
             else:

@@ -50,6 +50,8 @@ def _elem_key(e: Any, ignore: tuple[str, ...] = ()) -> tuple:
         kept = tuple(v for k, v in fields.items() if k not in ignore)
         return ("quant", _elem_key(e.storage), _elem_key(e.expressed), lo, hi) + kept
     if isinstance(e, ElementType):
+        if e.kind in ("float", "complex"):  # bf16 and f16, f8E4M3FN and f8E5M2: same width, other types
+            return (e.kind, e.name)
         return (e.kind, e.bits)
     return ("other", str(e))
 

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from hlolab.errors import NotImplementedOpError, VerificationError
 from hlolab.interp.engine import InterpCall, Interpreter
 from hlolab.ir.parser import parse_module
+from hlolab.ops.reduction import reduce_precision_values
 from hlolab.ops.registry import lookup
 from hlolab.trace.explain import format_explanation
 from tests.conftest import REPO, shared_dir
@@ -30,7 +31,6 @@ def ttype(shape, e: str) -> str:
 def body(kinds: list[str], es: list[str]) -> str:
     """A reduce body: per output a recognized kind, or "add_plus_zero" (add, then + 0:
     not recognized, runs through the interpreter)."""
-    n = len(es)
     args = ", ".join([f"%a{i}: tensor<{e}>" for i, e in enumerate(es)]
                      + [f"%b{i}: tensor<{e}>" for i, e in enumerate(es)])
     lines, rets = [], []
@@ -125,7 +125,7 @@ def test_xla_doc_variadic_max_argmax():
     v = np.array([[3.0, 9.0, -1.0, 7.0, 2.0], [0.5, -4.0, 8.0, 8.5, 1.0]], np.float32)
     k = np.broadcast_to(np.arange(5, dtype=np.int32), (2, 5)).copy()
     text = reduce_program((2, 5), ["f32", "i32"], [1], "", region=ARGMAX_REGION)
-    ev = run_op(text, [v, k, np.float32(-np.inf), np.int32(-1)], "stablehlo.reduce")
+    ev = run_op(text, [v, k, np.array(-np.inf, np.float32), np.array(-1, np.int32)], "stablehlo.reduce")
     assert ev.outputs[0].tolist() == [9.0, 8.5] and ev.outputs[1].tolist() == [1, 3]
     # the body mixes the pair: result 1 depends on both inputs and both inits
     src = ev.provenance().sources(1, (0,))
@@ -190,7 +190,8 @@ def test_integer_reduce_matches_the_fold(sd, kind, et, seed):
     out = ev.outputs[0]
     red = sorted(dims)
     kept = [d for d in range(len(shape)) if d not in dims]
-    moved = np.transpose(x, kept + red).reshape(out.shape + (-1,))
+    count = int(np.prod([shape[d] for d in red], dtype=np.int64))
+    moved = np.transpose(x, kept + red).reshape(out.shape + (count,))
     for j in np.ndindex(*out.shape):
         vals = [int(v) for v in moved[j]]
         want = int(init) if kind == "keep" else _fold(kind, int(init), vals, dt)
@@ -286,7 +287,7 @@ def test_argmax_ties_take_the_smallest_index_through_the_tree():
                  np.float32)
     k = np.broadcast_to(np.arange(7, dtype=np.int32), v.shape).copy()
     text = reduce_program(v.shape, ["f32", "i32"], [1], "", region=region)
-    ev = run_op(text, [v, k, np.float32(-np.inf), np.int32(0)], "stablehlo.reduce")
+    ev = run_op(text, [v, k, np.array(-np.inf, np.float32), np.array(0, np.int32)], "stablehlo.reduce")
     assert ev.outputs[1].tolist() == [1, 0, 2]
 
 
@@ -362,8 +363,11 @@ def test_reduce_constraints():
                                                                        "return %r : tensor<3xi32>"))
     assert "(C2)" in _verify_error(good.replace("%i0: tensor<i32>", "%i0: tensor<i64>")
                                    .replace("tensor<2x3xi32>, tensor<i32>)", "tensor<2x3xi32>, tensor<i64>)"))
-    bad_body = good.replace("%b0: tensor<i32>", "%b0: tensor<i64>")
-    assert "(C6)" in _verify_error(bad_body)
+    narrow = reduce_program((2, 3), ["i16"], [1], "add")
+    bad_body = narrow.replace("%x0: tensor<2x3xi16>, %i0: tensor<i16>", "%x0: tensor<2x3xi32>, "
+                              "%i0: tensor<i32>").replace("(tensor<2x3xi16>, tensor<i16>)",
+                                                          "(tensor<2x3xi32>, tensor<i32>)")
+    assert "(C6)" in _verify_error(bad_body)  # i32 inputs are not promotable to an i16 body
     two = reduce_program((2, 3), ["i32", "i32"], [1], "add")
     assert "(C1)" in _verify_error(two.replace("%x1: tensor<2x3xi32>", "%x1: tensor<3x3xi32>")
                                    .replace("(tensor<2x3xi32>, tensor<2x3xi32>, tensor<i32>",
@@ -406,7 +410,10 @@ def test_map_values_provenance_explain_and_conformance():
     assert [(s.operand, s.index, s.role) for s in src] == [(0, (1, 0), "combine"), (1, (1, 0), "combine")]
     assert explain(ev, 0, (1, 1)).value == 24
     assert "(C3)" in _verify_error(MAP.replace("array<i64: 0, 1>", "array<i64: 1, 0>"))
-    assert "(C4)" in _verify_error(MAP.replace("%y: tensor<i64>", "%y: tensor<i32>"))
+    i32_body = MAP.replace("%x: tensor<i64>, %y: tensor<i64>", "%x: tensor<i32>, %y: tensor<i32>").replace(
+        "%y : tensor<i64>", "%y : tensor<i32>").replace("%x : tensor<i64>", "%x : tensor<i32>").replace(
+        "return %1 : tensor<i64>", "return %1 : tensor<i32>")
+    assert "(C4)" in _verify_error(i32_body)
     path = shared_dir("conformance", "interpret") / "map.mlir"
     out = subprocess.run([sys.executable, "-m", "hlolab", "run", "--split-input-file", str(path)],
                          capture_output=True, text=True, cwd=REPO, timeout=120)
@@ -430,16 +437,20 @@ def test_reduce_precision_spec_example_and_fields():
     assert got[2:].tolist() == [0.0, 0.0, 65504.0, np.inf]
     e = explain(ev, 0, (4,))
     text = format_explanation(e)
-    assert "0 10000001110 1111111111110000" in text  # 65519 before rounding
+    assert "0 10000001110 111111111101111000" in text  # 65519 before rounding
     prov = ev.provenance()
     assert [(s.operand, s.index, s.role) for s in prov.sources(0, (3,))] == [(0, (3,), "copy")]
 
 
-def test_reduce_precision_nan_stays_nan_with_zero_mantissa_bits():
-    """XLA keeps a NaN (the reference interpreter, and the conformance file, give inf)."""
-    x = np.array([0x7FFFFFFFFFFFFFFF], np.uint64).view(np.float64)
-    ev = run_op(rp_program((1,), "f64", 5, 0), [x], "stablehlo.reduce_precision")
-    assert ev.outputs[0].view(np.uint64).tolist() == [0x7FFFFFFFFFFFFFFF]
+def test_reduce_precision_nan_truncates_to_inf_with_zero_mantissa_bits():
+    """The spec truncates the mantissa to nothing: a NaN becomes +-inf (conformance
+    reduce_precision.mlir#2); XLA keeps the NaN (reduce_precision_values, the XLA core)."""
+    x = np.array([0x7FFFFFFFFFFFFFFF, 0xFFF8000000000000], np.uint64).view(np.float64)
+    ev = run_op(rp_program((2,), "f64", 5, 0), [x], "stablehlo.reduce_precision")
+    assert ev.outputs[0].tolist() == [np.inf, -np.inf]
+    assert reduce_precision_values(x, 5, 0).view(np.uint64).tolist() == x.view(np.uint64).tolist()
+    ev = run_op(rp_program((2,), "f64", 5, 1), [x], "stablehlo.reduce_precision")
+    assert np.isnan(ev.outputs[0]).all()
 
 
 def test_reduce_precision_rounding_cases():
@@ -470,8 +481,8 @@ def test_conformance_reduce_precision():
     out = subprocess.run([sys.executable, "-m", "hlolab", "run", "--split-input-file", str(path)],
                          capture_output=True, text=True, cwd=REPO, timeout=120)
     assert "reduce_precision.mlir#1: PASS" in out.stdout, out.stdout
-    # #2 expects inf for NaN with mantissa_bits = 0 (reference interpreter); XLA keeps the NaN
-    assert "reduce_precision.mlir#2: FAIL" in out.stdout, out.stdout
+    # #2: a NaN with mantissa_bits = 0 becomes inf, as the spec says (XLA keeps the NaN)
+    assert "reduce_precision.mlir#2: PASS" in out.stdout, out.stdout
 
 
 # --- batch norm --------------------------------------------------------------------------------
@@ -527,7 +538,8 @@ def test_batch_norm_matches_the_formula(seed, fi, e):
     mean, var = _ref_stats(x64, fi)
     bshape = [1, 1, 1]
     bshape[fi] = c
-    norm = (x64 - mean.reshape(bshape)) / np.sqrt(var.reshape(bshape) + np.float64(np.float32(eps).astype(dt)))
+    eps_e = np.float64(np.float32(eps).astype(dt))
+    norm = (x64 - mean.reshape(bshape)) / np.sqrt(var.reshape(bshape) + eps_e)
     want = scale.astype(np.float64).reshape(bshape) * norm + offset.astype(np.float64).reshape(bshape)
     ev = run_op(bn_program("training", shape, e, fi, eps), [x, scale, offset],
                 "stablehlo.batch_norm_training")
@@ -590,7 +602,8 @@ def test_batch_norm_provenance_and_explain():
     iev = run_op(bn_program("inference", (2, 2, 2), "f64", 2), [OPERAND, s, s, np.array([2.0, 3.0]), s],
                  "stablehlo.batch_norm_inference")
     isrc = iev.provenance().sources(0, (1, 1, 0))
-    assert [(x.operand, x.index) for x in isrc] == [(0, (1, 1, 0)), (1, (0,)), (2, (0,)), (3, (0,)), (4, (0,))]
+    assert [(x.operand, x.index) for x in isrc] == [(0, (1, 1, 0)), (1, (0,)), (2, (0,)), (3, (0,)),
+                                                    (4, (0,))]
     assert explain(iev, 0, (1, 1, 0)).value == iev.outputs[0][1, 1, 0]
 
 
