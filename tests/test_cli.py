@@ -95,6 +95,31 @@ def test_explain_an_element(capsys):
     assert "%6[1, 2]  copy" in out
 
 
+def test_explain_a_convolution_element(capsys):
+    """conv2d: x[0, h, w, c] = h; result[0, 1, 1, 0] sums rows 1..3 of the padded window."""
+    assert main(["explain", "--example", "conv2d", "--value", "%0", "--index", "0,1,1,0"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("%0[0, 1, 1, 0] = stablehlo.convolution")
+    # kernel rows: channel 0 [1, 2, 1], channel 1 [1, 2, 1], channel 0 [-1, -1, -1]
+    assert "result[0, 1, 1, 0] = 3.0" in out  # 4 * 1 + 4 * 2 - 3 * 3
+    assert "lhs_window_start = output_spatial_index * window_strides = (1, 1) * [2, 2] = (2, 2)" in out
+    assert "lhs[0, 3, 1, 0] * rhs[2, 0, 0, 0] = 3.0 * -1.0 = -3.0" in out
+    assert out.count("  window\n") == 18 and out.count("  kernel\n") == 18
+
+
+def test_explain_a_reduce_window_element_on_padding(capsys):
+    """maxpool: result[0, 0, 0, 0]'s 3x3 window starts in the padding."""
+    x = "[dense<" + str([[[[float(6 * i + j)] for j in range(6)] for i in range(6)]]) + "> : tensor<1x6x6x1xf32>]"
+    assert main(["explain", "--example", "maxpool", "--args", x, "--value", "%1", "--index", "0,0,0,0"]) == 0
+    out = capsys.readouterr().out
+    assert "stablehlo.reduce_window result[0, 0, 0, 0] = 7.0" in out
+    assert "window_start = result_index * window_strides = (0, 0, 0, 0) * (1, 2, 2, 1) = (0, 0, 0, 0)" in out
+    assert "position (0, 0, 0, 0) is padding = -inf" in out
+    sources = out.split("sources:\n")[1].splitlines()
+    assert sources == ["  %cst[]  init", "  %arg0[0, 0, 0, 0]  window", "  %arg0[0, 0, 1, 0]  window",
+                       "  %arg0[0, 1, 0, 0]  window", "  %arg0[0, 1, 1, 0]  window", "  %cst[]  pad_value"]
+
+
 def test_ops_and_examples_list(capsys):
     assert main(["ops"]) == 0
     names = capsys.readouterr().out

@@ -54,8 +54,8 @@ def format_value(v: Any, max_elements: int = 16) -> str:
     if isinstance(v, np.ndarray):
         if v.ndim == 0:
             return str(v[()])
-        if v.size <= max_elements:
-            return np.array2string(v, separator=", ")
+        if v.size <= max_elements:  # one line, whatever the rank: explanations are line-based
+            return " ".join(np.array2string(v, separator=", ", max_line_width=10**6).split())
         return f"<{'x'.join(str(d) for d in v.shape)} {v.dtype} tensor>"
     if isinstance(v, tuple):
         inner = ", ".join(format_value(x, max_elements) for x in v)
