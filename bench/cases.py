@@ -195,20 +195,31 @@ def _reduce_window_text(body: str, init_dtype: str, window: str, strides: str, o
     }}"""
 
 
-def reduce_window_max():
-    """3x3 max, stride 1 (a max-pool without padding) over 256x256 f32."""
-    x = RNG.standard_normal((256, 256)).astype(np.float32)
+def _reduce_window_max(n: int):
+    """3x3 max, stride 1 (a max-pool without padding) over n x n f32."""
+    x = RNG.standard_normal((n, n)).astype(np.float32)
     init = np.array(-np.inf, np.float32)
-    text = _reduce_window_text("stablehlo.maximum", "f32", "3, 3", "1, 1", "254x254")
+    m = n - 2
+    text = _reduce_window_text("stablehlo.maximum", "f32", "3, 3", "1, 1", f"{m}x{m}")
+    text = text.replace("256x256", f"{n}x{n}")
 
     def shifted_max():  # the fastest numpy formulation: one maximum per window offset
-        out = x[0:254, 0:254].copy()
+        out = x[0:m, 0:m].copy()
         for i in range(3):
             for j in range(3):
-                np.maximum(out, x[i:i + 254, j:j + 254], out=out)
+                np.maximum(out, x[i:i + m, j:j + m], out=out)
         return out
 
-    return _case("reduce_window max 3x3 256x256", 254 * 254, _op_runner(text, [x, init]), shifted_max)
+    return _case(f"reduce_window max 3x3 {n}x{n}", m * m, _op_runner(text, [x, init]), shifted_max)
+
+
+def reduce_window_max():
+    return _reduce_window_max(256)
+
+
+def reduce_window_max_large():
+    """The same at 1024x1024, where the per-op overhead (~50 us) no longer dominates."""
+    return _reduce_window_max(1024)
 
 
 def reduce_window_sum():
@@ -226,5 +237,5 @@ def reduce_window_sum():
 
 CASES: list[Callable] = [add_f32, transpose_f32, pad_f32, gather_rows, gather_elements,
                          scatter_add_elements, sort_rows, dot_general_f32, conv2d_f32,
-                         reduce_window_max, reduce_window_sum]
+                         reduce_window_max, reduce_window_max_large, reduce_window_sum]
 
