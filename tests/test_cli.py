@@ -109,7 +109,8 @@ def test_explain_a_convolution_element(capsys):
 
 def test_explain_a_reduce_window_element_on_padding(capsys):
     """maxpool: result[0, 0, 0, 0]'s 3x3 window starts in the padding."""
-    x = "[dense<" + str([[[[float(6 * i + j)] for j in range(6)] for i in range(6)]]) + "> : tensor<1x6x6x1xf32>]"
+    rows = [[[float(6 * i + j)] for j in range(6)] for i in range(6)]
+    x = f"[dense<{[rows]}> : tensor<1x6x6x1xf32>]"
     assert main(["explain", "--example", "maxpool", "--args", x, "--value", "%1", "--index", "0,0,0,0"]) == 0
     out = capsys.readouterr().out
     assert "stablehlo.reduce_window result[0, 0, 0, 0] = 7.0" in out

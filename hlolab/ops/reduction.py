@@ -60,7 +60,7 @@ import numpy as np
 from hlolab.errors import ExecutionError
 from hlolab.numerics import float_format, from_bits, to_bits, uint_dtype
 from hlolab.ops.common import check_value, reject_quantized, wrap_int
-from hlolab.ops.regions import recognize_binary_each
+from hlolab.ops.regions import BOOL_UFUNCS, INT_UFUNCS, can_combine_at, recognize_binary_each
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.scatter import is_promotable
 from hlolab.trace.explain import Explanation, Step, elementwise_explain
@@ -227,28 +227,6 @@ def _reduced_last(x: np.ndarray, dims: Sequence[int]) -> np.ndarray:
     return moved.reshape(tuple(x.shape[d] for d in kept) + (k,))
 
 
-_INT_REDUCE = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
-               "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
-_BOOL_REDUCE = {"add": np.logical_or, "or": np.logical_or, "maximum": np.logical_or,
-                "multiply": np.logical_and, "and": np.logical_and, "minimum": np.logical_and,
-                "xor": np.logical_xor}
-
-
-def can_reduce_numpy(name: str, et: Any) -> bool:
-    """Whether ``reduce_numpy`` has an exact path for body ``name`` on element type ``et``."""
-    if name in ("keep", "replace"):
-        return True
-    if not isinstance(et, ElementType):
-        return False
-    if et.is_bool or et.is_int:
-        return True
-    if et.is_float:
-        return name in ("add", "multiply", "maximum", "minimum")
-    if et.is_complex:
-        return name in ("add", "multiply")
-    return False
-
-
 def reduce_numpy(name: str, flat: np.ndarray, init: np.ndarray, et: ElementType) -> np.ndarray:
     """``body(init, tree(flat[..., 0..K-1]))`` for a recognized ``body`` named ``name``;
     ``flat`` has the reduced elements on its last axis (``_reduced_last``)."""
@@ -261,11 +239,11 @@ def reduce_numpy(name: str, flat: np.ndarray, init: np.ndarray, et: ElementType)
     if name == "replace":
         return np.array(flat[..., -1], dtype=dt)
     if et.is_bool:
-        f = _BOOL_REDUCE[name]
+        f = BOOL_UFUNCS[name]
         return f(init_b, f.reduce(flat, axis=-1)).astype(dt)
     if et.is_int:
         wide = np.int64 if et.is_signed else np.uint64
-        f = _INT_REDUCE[name]
+        f = INT_UFUNCS[name]
         # mod 2^64 arithmetic keeps the low bits exact for + * and or xor
         return wrap_int(f(init_b.astype(wide), f.reduce(flat.astype(wide), axis=-1)), et)
     if name in ("add", "multiply"):
@@ -337,7 +315,7 @@ def reduce(ctx: OpCall, *operands: np.ndarray) -> list[np.ndarray]:
              for x, e in zip(operands[:n], es, strict=True)]
     inits = [np.asarray(v).astype(e.dtype, copy=False) for v, e in zip(operands[n:], es, strict=True)]
     kinds = recognize_binary_each(ctx.op.regions[0])
-    if kinds is not None and all(can_reduce_numpy(k, e) for k, e in zip(kinds, es, strict=True)):
+    if kinds is not None and all(can_combine_at(k, e) for k, e in zip(kinds, es, strict=True)):
         return [np.asarray(reduce_numpy(k, f, i, e), dtype=e.dtype)
                 for k, f, i, e in zip(kinds, flats, inits, es, strict=True)]
     if 0 in flats[0].shape[:-1]:
@@ -992,5 +970,5 @@ def batch_norm_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], resul
 
 __all__ = ["reduce", "map_", "reduce_precision", "batch_norm_inference", "batch_norm_training",
            "batch_norm_grad", "reduce_provenance", "reduce_explain", "reduce_numpy",
-           "can_reduce_numpy", "reduce_precision_values", "reduce_precision_bits",
+           "reduce_precision_values", "reduce_precision_bits",
            "batch_norm_provenance", "batch_norm_explain", "slice_fan_index"]

@@ -111,15 +111,18 @@ def _pair_of(args: list[Value], n: int, a: Value, b: Value) -> int | None:
 
 # --- applying a recognized combination ---------------------------------------------------
 
-_BOOL_UFUNCS = {"add": np.logical_or, "or": np.logical_or, "maximum": np.logical_or,
+# the numpy ufunc of each recognized combination (i1: add is or, multiply is and, ...)
+
+BOOL_UFUNCS = {"add": np.logical_or, "or": np.logical_or, "maximum": np.logical_or,
                 "multiply": np.logical_and, "and": np.logical_and, "minimum": np.logical_and,
                 "xor": np.logical_xor}
-_INT_UFUNCS = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
+INT_UFUNCS = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
                "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
 
 
 def can_combine_at(name: str, et: Any) -> bool:
-    """Whether ``combine_at`` has an exact numpy path for ``name`` on element type ``et``."""
+    """Whether a recognized combination ``name`` has an exact numpy path on element type
+    ``et`` (``combine_at`` here, the reductions of reduce and reduce_window)."""
     if name in ("keep", "replace"):
         return True
     if not isinstance(et, ElementType):
@@ -149,11 +152,11 @@ def combine_at(name: str, acc: np.ndarray, targets: np.ndarray, values: np.ndarr
         acc[uniq] = v[::-1][first_from_end]
         return True
     if et.is_bool:
-        _BOOL_UFUNCS[name].at(acc, t, v)
+        BOOL_UFUNCS[name].at(acc, t, v)
         return True
     if et.is_int:
         wide = _wide(acc, et)
-        _INT_UFUNCS[name].at(wide, t, _wide(v, et))
+        INT_UFUNCS[name].at(wide, t, _wide(v, et))
         acc[...] = wrap_int(wide, et)
         return True
     if name in ("add", "multiply"):

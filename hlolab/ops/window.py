@@ -51,7 +51,14 @@ from hlolab.ir.module import Region
 from hlolab.ops.common import check_value, reject_quantized, wrap_int
 from hlolab.ops.compare import compare_arrays, default_compare_type
 from hlolab.ops.elementwise import _NARROW_FLOATS, _compute, _wide
-from hlolab.ops.regions import can_combine_at, combine_at, recognize_binary, recognize_binary_each
+from hlolab.ops.regions import (
+    BOOL_UFUNCS,
+    INT_UFUNCS,
+    can_combine_at,
+    combine_at,
+    recognize_binary,
+    recognize_binary_each,
+)
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.scatter import is_promotable, wave_numbers
 from hlolab.ops.shape import same_element
@@ -212,24 +219,6 @@ def padded_base(x: np.ndarray, fill: Any, lo: Sequence[int], hi: Sequence[int],
 
 # --- per-step combination (exact element-wise semantics) --------------------------------
 
-_BOOL_UFUNCS = {"add": np.logical_or, "or": np.logical_or, "maximum": np.logical_or,
-                "multiply": np.logical_and, "and": np.logical_and, "minimum": np.logical_and,
-                "xor": np.logical_xor}
-_INT_UFUNCS = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
-               "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
-
-
-def fast_kind(kind: str, et: Any) -> bool:
-    """Whether a recognized body ``kind`` on element type ``et`` has an exact numpy path."""
-    if not isinstance(et, ElementType):
-        return False
-    if kind in ("keep", "replace") or et.is_bool or et.is_int:
-        return True
-    if et.is_float:
-        return kind in ("add", "multiply", "maximum", "minimum")
-    return et.is_complex and kind in ("add", "multiply")
-
-
 def _float_extremum(a: np.ndarray, b: np.ndarray, is_max: bool) -> np.ndarray:
     """The element-wise maximum/minimum (NaN propagates from lhs first, -0.0 < +0.0),
     selected from the operands themselves so the result is bit-identical to one of them."""
@@ -251,9 +240,9 @@ def combine_step(kind: str, et: ElementType, a: np.ndarray, b: np.ndarray) -> np
     if kind == "replace":
         return b
     if et.is_bool:
-        return _BOOL_UFUNCS[kind](a, b)
+        return BOOL_UFUNCS[kind](a, b)
     if et.is_int:
-        return wrap_int(_INT_UFUNCS[kind](_wide(a, et), _wide(b, et)), et)
+        return wrap_int(INT_UFUNCS[kind](_wide(a, et), _wide(b, et)), et)
     if kind in ("maximum", "minimum") and et.is_float:
         return _float_extremum(a, b, kind == "maximum")
     uf = np.add if kind == "add" else np.multiply
@@ -392,13 +381,13 @@ def _fold_recognized(kind: str, et: ElementType, base: np.ndarray, init: np.ndar
         return np.array(base[p.window_slices(positions[-1], out_shape)], dtype=dt)
     slices = [p.window_slices(w, out_shape) for w in positions]
     if et.is_bool:
-        uf = _BOOL_UFUNCS[kind]
+        uf = BOOL_UFUNCS[kind]
         acc = np.full(out_shape, init, dtype=np.bool_)
         for sl in slices:
             uf(acc, base[sl], out=acc)
         return acc
     if et.is_int:
-        uf = _INT_UFUNCS[kind]
+        uf = INT_UFUNCS[kind]
         if np.dtype(dt).kind in "iu":  # numpy integer arithmetic wraps at the bit width
             acc = np.full(out_shape, init, dtype=dt)
             for sl in slices:
@@ -478,7 +467,7 @@ def reduce_window(ctx: OpCall, *operands: np.ndarray) -> list[np.ndarray]:
     bases = [padded_base(x, v, p.padding_low, p.padding_high, [b - 1 for b in p.base_dilations])
              for x, v in zip(inputs, inits, strict=True)]
     kinds = recognize_binary_each(ctx.op.regions[0])
-    if kinds is not None and all(fast_kind(k, e) for k, e in zip(kinds, es, strict=True)):
+    if kinds is not None and all(can_combine_at(k, e) for k, e in zip(kinds, es, strict=True)):
         return [_fold_recognized(k, e, b, v, p, out_shape)
                 for k, e, b, v in zip(kinds, es, bases, inits, strict=True)]
     # any other body: one batched region application per window position
@@ -610,7 +599,7 @@ def reduce_window_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], re
         elems = [np.asarray(window_vals[k][j], dtype=es[k].dtype) if k in window_vals else None
                  for k in range(n)]
         before = accs[result][()]
-        if kinds is not None and fast_kind(kinds[result], es[result]):
+        if kinds is not None and can_combine_at(kinds[result], es[result]):
             accs[result] = combine_step(kinds[result], es[result], accs[result], elems[result])
         else:
             try:
@@ -1015,7 +1004,7 @@ def _scatter_once(ctx: OpCall, es: ElementType, acc: Any, v: Any) -> Any:
     kind = recognize_binary(ctx.op.regions[1])
     a = np.asarray(acc, dtype=es.dtype)
     b = np.asarray(v).astype(es.dtype)
-    if kind is not None and fast_kind(kind, es):
+    if kind is not None and can_combine_at(kind, es):
         return np.asarray(combine_step(kind, es, a, b)).astype(es.dtype)[()]
     try:
         return np.asarray(ctx.run_region(1, [a, b])[0], dtype=es.dtype)[()]
