@@ -8,7 +8,7 @@ import numpy as np
 
 from hlolab.errors import ExecutionError, NotImplementedOpError
 from hlolab.ops.registry import OpCall
-from hlolab.types import ElementType, TensorType, Type
+from hlolab.types import ElementType, QuantizedElementType, TensorType, Type
 
 
 def reject_quantized(ctx: OpCall) -> None:
@@ -47,3 +47,41 @@ def wrap_int(v: Any, dst: ElementType) -> np.ndarray:
     s = p.astype(np.int64)
     s = np.where(s >= (1 << (dst.bits - 1)), s - (1 << dst.bits), s)
     return s.astype(dst.dtype)
+
+
+# --- element type relations ----------------------------------------------------------
+
+def _elem_key(e: Any, ignore: tuple[str, ...] = ()) -> tuple:
+    """What identifies an element type to the spec: i32 and si32 are the same type."""
+    if isinstance(e, QuantizedElementType):
+        lo = e.storage_min if e.storage_min is not None else e.storage.min_value()
+        hi = e.storage_max if e.storage_max is not None else e.storage.max_value()
+        fields = {"axis": e.axis, "scales": e.scales, "zero_points": e.zero_points}
+        kept = tuple(v for k, v in fields.items() if k not in ignore)
+        return ("quant", _elem_key(e.storage), _elem_key(e.expressed), lo, hi) + kept
+    if isinstance(e, ElementType):
+        if e.kind in ("float", "complex"):  # bf16 and f16, f8E4M3FN and f8E5M2: same width, other types
+            return (e.kind, e.name)
+        return (e.kind, e.bits)
+    return ("other", str(e))
+
+
+def same_element(a: Any, b: Any, ignore: tuple[str, ...] = ()) -> bool:
+    """Equal element types (quantized: optionally ignoring ``axis``/``scales``/``zero_points``)."""
+    return _elem_key(a, ignore) == _elem_key(b, ignore)
+
+
+def is_promotable(x: Any, y: Any) -> bool:
+    """The spec's is_promotable(x, y) on element types."""
+    if isinstance(x, QuantizedElementType) or isinstance(y, QuantizedElementType):
+        return (isinstance(x, QuantizedElementType) and isinstance(y, QuantizedElementType)
+                and same_element(x.expressed, y.expressed) and x.storage.bits <= y.storage.bits)
+    if not (isinstance(x, ElementType) and isinstance(y, ElementType)):
+        return False
+    if x.is_bool or y.is_bool:
+        return x.is_bool and y.is_bool
+    if x.is_int and y.is_int or x.is_float and y.is_float:
+        return x.bits <= y.bits
+    if x.is_complex and y.is_complex:
+        return x.component.bits <= y.component.bits
+    return False

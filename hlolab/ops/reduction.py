@@ -60,9 +60,14 @@ import numpy as np
 from hlolab.errors import ExecutionError
 from hlolab.numerics import float_format, from_bits, to_bits, uint_dtype
 from hlolab.ops.common import check_value, reject_quantized, wrap_int
-from hlolab.ops.regions import BOOL_UFUNCS, INT_UFUNCS, can_combine_at, recognize_binary_each
+from hlolab.ops.regions import (
+    BOOL_UFUNCS,
+    INT_UFUNCS,
+    can_combine_at,
+    check_combiner_types,
+    recognize_binary_each,
+)
 from hlolab.ops.registry import OpCall, op
-from hlolab.ops.scatter import is_promotable
 from hlolab.trace.explain import Explanation, Step, elementwise_explain
 from hlolab.trace.fanin import Fan, FanInProvenance, expand
 from hlolab.trace.provenance import (
@@ -173,7 +178,7 @@ def _verify_reduce(ctx: OpCall) -> None:
                             f"(rank(inputs[0]))")
     if len(set(dims)) != len(dims):
         raise ctx.error("C5", f"dimensions = {list(dims)} must be unique")
-    es = _reduce_body_types(ctx, inputs)
+    es = check_combiner_types(ctx, inputs, "C6")
     kept = [x for k, x in enumerate(inputs[0].shape) if k not in dims]
     for i, t in enumerate(ctx.result_types):
         rt = _tensor(ctx, t, "C7", f"results[{i}]")
@@ -183,32 +188,6 @@ def _verify_reduce(ctx: OpCall) -> None:
         if _key(rt.element) != _key(es[i]):
             raise ctx.error("C8", f"element_type(results[{i}]) = {rt.element} must be E{i} = {es[i]} "
                             "(the body's element type)")
-
-
-def _reduce_body_types(ctx: OpCall, inputs: list[TensorType]) -> list[Any]:
-    """(C6): body : (tensor<E0>, ..., tensor<EN-1>, tensor<E0>, ...) -> (tensor<E0>, ...)."""
-    n = len(inputs)
-    if len(ctx.op.regions) != 1 or not ctx.op.regions[0].blocks:
-        raise ctx.error("C6", "reduce needs one body region")
-    args, rets = _block_types(ctx)
-    have = _signature(args, rets)
-    if len(args) != 2 * n or not all(isinstance(a, TensorType) and a.rank == 0 for a in args):
-        raise ctx.error("C6", f"body must take 2 * {n} 0-dimensional tensors, got {have}")
-    es = [a.element for a in args[:n]]
-    for i in range(n):
-        if _key(args[n + i].element) != _key(es[i]):
-            raise ctx.error("C6", f"body arguments {i} and {n + i} must both be tensor<E{i}>, got "
-                            f"{args[i]} and {args[n + i]}: {have}")
-        if not is_promotable(inputs[i].element, es[i]):
-            raise ctx.error("C6", f"is_promotable(element_type(inputs[{i}]) = {inputs[i].element}, "
-                            f"E{i} = {es[i]}) does not hold: {have}")
-    ok = rets is not None and len(rets) == n and all(
-        isinstance(r, TensorType) and r.rank == 0 and _key(r.element) == _key(e)
-        for r, e in zip(rets, es, strict=True))
-    if not ok:
-        want = ", ".join(f"tensor<{e}>" for e in es)
-        raise ctx.error("C6", f"body must return ({want}), got {have}")
-    return es
 
 
 # --- reduce: evaluation --------------------------------------------------------------------

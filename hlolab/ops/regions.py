@@ -30,8 +30,9 @@ from typing import Any
 import numpy as np
 
 from hlolab.ir.module import Region, Value
-from hlolab.ops.common import wrap_int
+from hlolab.ops.common import is_promotable, same_element, wrap_int
 from hlolab.ops.elementwise import _wide
+from hlolab.ops.registry import OpCall
 from hlolab.types import ElementType, TensorType
 
 BINARY_OPS: dict[str, str] = {
@@ -99,6 +100,40 @@ def recognize_binary(region: Region) -> str | None:
     if not names or any(n != names[0] for n in names):
         return None
     return names[0]
+
+
+def check_combiner_types(ctx: OpCall, inputs: list[TensorType], constraint: str,
+                         what: str = "body", region: int = 0) -> list[Any]:
+    """The spec's combiner signature (reduce C6, reduce_window C13, scatter C23):
+    ``what`` has type ``(tensor<E0>, ..., tensor<EN-1>, tensor<E0>, ..., tensor<EN-1>) ->
+    (tensor<E0>, ..., tensor<EN-1>)`` with ``is_promotable(element_type(inputs[i]), Ei)``.
+    Returns the ``Ei``; a violation is ``ctx.error(constraint, ...)``."""
+    n = len(inputs)
+    if len(ctx.op.regions) <= region or not ctx.op.regions[region].blocks:
+        raise ctx.error(constraint, f"{ctx.name.removeprefix('stablehlo.')} needs a {what} region")
+    block = ctx.op.regions[region].entry
+    got = [a.type for a in block.args]
+    ret = block.ops[-1] if block.ops else None
+    rtypes = list(ret.operand_types) if ret is not None and ret.name in _RETURNS else None
+    have = f"({', '.join(str(g) for g in got)}) -> " + (
+        f"({', '.join(str(r) for r in rtypes)})" if rtypes is not None else "no return")
+    if len(got) != 2 * n or not all(isinstance(g, TensorType) and g.rank == 0 for g in got):
+        raise ctx.error(constraint, f"{what} must take 2 * {n} rank-0 tensors (tensor<E0>, ..., "
+                        f"tensor<E{n - 1}>, tensor<E0>, ...), got {have}")
+    es = [got[i].element for i in range(n)]
+    for i in range(n):
+        if not same_element(got[n + i].element, es[i]):
+            raise ctx.error(constraint, f"{what} arguments {i} and {n + i} must both be tensor<E{i}>, "
+                            f"got {got[i]} and {got[n + i]}: {have}")
+        if not is_promotable(inputs[i].element, es[i]):
+            raise ctx.error(constraint, f"is_promotable(element_type(inputs[{i}]) = {inputs[i].element}, "
+                            f"E{i} = {es[i]}) does not hold: {have}")
+    if rtypes is None or len(rtypes) != n or not all(
+            isinstance(r, TensorType) and r.rank == 0 and same_element(r.element, e)
+            for r, e in zip(rtypes, es, strict=True)):
+        want = ", ".join(f"tensor<{e}>" for e in es)
+        raise ctx.error(constraint, f"{what} must return ({want}), got {have}")
+    return es
 
 
 def _pair_of(args: list[Value], n: int, a: Value, b: Value) -> int | None:

@@ -39,7 +39,7 @@ import numpy as np
 
 from hlolab.errors import ExecutionError
 from hlolab.ops.common import check_value, reject_quantized
-from hlolab.ops.regions import can_combine_at, combine_at, recognize_binary_each
+from hlolab.ops.regions import can_combine_at, check_combiner_types, combine_at, recognize_binary_each
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element
 from hlolab.trace.explain import Explanation, Step
@@ -98,60 +98,12 @@ def _fits(a: int | None, b: int | None) -> bool:
     return a is None or b is None or a == b
 
 
-def is_promotable(x: Any, y: Any) -> bool:
-    """The spec's is_promotable(x, y) on element types."""
-    if isinstance(x, QuantizedElementType) or isinstance(y, QuantizedElementType):
-        return (isinstance(x, QuantizedElementType) and isinstance(y, QuantizedElementType)
-                and same_element(x.expressed, y.expressed) and x.storage.bits <= y.storage.bits)
-    if not (isinstance(x, ElementType) and isinstance(y, ElementType)):
-        return False
-    if x.is_bool or y.is_bool:
-        return x.is_bool and y.is_bool
-    if x.is_int and y.is_int or x.is_float and y.is_float:
-        return x.bits <= y.bits
-    if x.is_complex and y.is_complex:
-        return x.component.bits <= y.component.bits
-    return False
-
-
 def _tensor(ctx: OpCall, t: Any, label: str, what: str) -> TensorType:
     if not isinstance(t, TensorType):
         raise ctx.error(label, f"{what} must be a tensor, got {t}")
     if isinstance(t.element, QuantizedElementType) and t.element.is_per_axis:
         raise ctx.error(label, f"{what} must be a tensor or per-tensor quantized tensor, got {t}")
     return t
-
-
-def _region_types(ctx: OpCall, inputs: list[TensorType], results: list[TensorType]) -> list[Any]:
-    """(C23): the update_computation's type; returns the Ei."""
-    n = len(inputs)
-    if len(ctx.op.regions) != 1 or not ctx.op.regions[0].blocks:
-        raise ctx.error("C23", "scatter needs one update_computation region")
-    block = ctx.op.regions[0].entry
-    got = [a.type for a in block.args]
-    ret = block.ops[-1] if block.ops else None
-    rtypes = list(ret.operand_types) if ret is not None and ret.name.endswith("return") else None
-    have = f"({', '.join(str(g) for g in got)}) -> " + (
-        f"({', '.join(str(r) for r in rtypes)})" if rtypes is not None else "no return")
-    scalar = all(isinstance(g, TensorType) and g.rank == 0 for g in got)
-    if len(got) != 2 * n or not scalar:
-        raise ctx.error("C23", f"update_computation must take 2 * {n} rank-0 tensors "
-                        f"(tensor<E0>, ..., tensor<E{n - 1}>, tensor<E0>, ...), got {have}")
-    es = [got[i].element for i in range(n)]
-    for i in range(n):
-        if not same_element(got[n + i].element, es[i]):
-            raise ctx.error("C23", f"update_computation arguments {i} and {n + i} must have one "
-                            f"type tensor<E{i}>, got {got[i]} and {got[n + i]}: {have}")
-        if not is_promotable(inputs[i].element, es[i]):
-            raise ctx.error("C23", f"is_promotable(element_type(inputs[{i}]) = {inputs[i].element}, "
-                            f"E{i} = {es[i]}) does not hold: {have}")
-    ok = rtypes is not None and len(rtypes) == n and all(
-        isinstance(r, TensorType) and r.rank == 0 and same_element(r.element, e)
-        for r, e in zip(rtypes, es, strict=True))
-    if not ok:
-        want = ", ".join(f"tensor<{e}>" for e in es)
-        raise ctx.error("C23", f"update_computation must return ({want}), got {have}")
-    return es
 
 
 def _verify_scatter(ctx: OpCall) -> None:
@@ -237,7 +189,7 @@ def _verify_scatter(ctx: OpCall) -> None:
         raise ctx.error("C21", f"scatter_dims_to_operand_dims = {list(sdtod)} must be in "
                         f"[0, {r_in}) (rank(inputs[0]))")
     _check_c4(ctx, shape0, si, updates[0], d)
-    es = _region_types(ctx, inputs, [])
+    es = check_combiner_types(ctx, inputs, "C23", "update_computation")
     if len(ctx.result_types) != n:
         raise ctx.error("C24", f"scatter has {n} inputs, so it must have {n} results, got "
                         f"{len(ctx.result_types)}")

@@ -23,6 +23,7 @@ import numpy as np
 from hlolab.errors import ExecutionError, NotImplementedOpError
 from hlolab.ir.attrs import DenseElementsAttr
 from hlolab.numerics import round_float64
+from hlolab.ops.common import same_element
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import Explanation, Step
 from hlolab.trace.provenance import (
@@ -40,26 +41,6 @@ Index = tuple[np.ndarray, ...]  # per-dimension index arrays (or 0-d arrays for 
 
 
 # --- type helpers ------------------------------------------------------------------
-
-def _elem_key(e: Any, ignore: tuple[str, ...] = ()) -> tuple:
-    """What identifies an element type to the spec: i32 and si32 are the same type."""
-    if isinstance(e, QuantizedElementType):
-        lo = e.storage_min if e.storage_min is not None else e.storage.min_value()
-        hi = e.storage_max if e.storage_max is not None else e.storage.max_value()
-        fields = {"axis": e.axis, "scales": e.scales, "zero_points": e.zero_points}
-        kept = tuple(v for k, v in fields.items() if k not in ignore)
-        return ("quant", _elem_key(e.storage), _elem_key(e.expressed), lo, hi) + kept
-    if isinstance(e, ElementType):
-        if e.kind in ("float", "complex"):  # bf16 and f16, f8E4M3FN and f8E5M2: same width, other types
-            return (e.kind, e.name)
-        return (e.kind, e.bits)
-    return ("other", str(e))
-
-
-def same_element(a: Any, b: Any, ignore: tuple[str, ...] = ()) -> bool:
-    """Equal element types (quantized: optionally ignoring ``axis``/``scales``/``zero_points``)."""
-    return _elem_key(a, ignore) == _elem_key(b, ignore)
-
 
 def _dims_match(a: Sequence[int | None], b: Sequence[int | None]) -> bool:
     """Equal shapes, a dynamic (None) dimension matching any size."""

@@ -55,12 +55,13 @@ from hlolab.ops.regions import (
     BOOL_UFUNCS,
     INT_UFUNCS,
     can_combine_at,
+    check_combiner_types,
     combine_at,
     recognize_binary,
     recognize_binary_each,
 )
 from hlolab.ops.registry import OpCall, op
-from hlolab.ops.scatter import is_promotable, wave_numbers
+from hlolab.ops.scatter import wave_numbers
 from hlolab.ops.shape import same_element
 from hlolab.trace.explain import Explanation, Step
 from hlolab.trace.fanin import Fan, FanInProvenance, expand
@@ -312,24 +313,7 @@ def _verify_reduce_window(ctx: OpCall) -> None:
     _check_sizes(ctx, r, "base_dilations", ctx.ints("base_dilations", ones), "C8", "C9", "inputs[0]")
     _check_sizes(ctx, r, "window_dilations", ctx.ints("window_dilations", ones), "C10", "C11",
                  "inputs[0]")
-    if not len(ctx.op.regions) == 1 or not ctx.op.regions[0].blocks:
-        raise ctx.error("C13", "reduce_window needs one body region")
-    got, rtypes, have = _region_signature(ctx.op.regions[0])
-    if len(got) != 2 * n or not all(isinstance(g, TensorType) and g.rank == 0 for g in got):
-        raise ctx.error("C13", f"body must take 2 * {n} rank-0 tensors (tensor<E0>, ..., "
-                        f"tensor<E{n - 1}>, tensor<E0>, ...), got {have}")
-    es = [got[i].element for i in range(n)]
-    for i in range(n):
-        if not same_element(got[n + i].element, es[i]):
-            raise ctx.error("C13", f"body arguments {i} and {n + i} must both be tensor<E{i}>: {have}")
-        if not is_promotable(inputs[i].element, es[i]):
-            raise ctx.error("C13", f"is_promotable(element_type(inputs[{i}]) = {inputs[i].element}, "
-                            f"E{i} = {es[i]}) does not hold: {have}")
-    if rtypes is None or len(rtypes) != n or not all(
-            isinstance(t, TensorType) and t.rank == 0 and same_element(t.element, e)
-            for t, e in zip(rtypes, es, strict=True)):
-        want = ", ".join(f"tensor<{e}>" for e in es)
-        raise ctx.error("C13", f"body must return ({want}), got {have}")
+    es = check_combiner_types(ctx, inputs, "C13")
     pad = _padding_pairs(ctx, r)
     if isinstance(pad, np.ndarray):
         raise ctx.error("C12", f"shape(padding) = {list(pad.shape)} must be [rank(inputs[0]), 2] "
@@ -696,15 +680,7 @@ def _verify_select_and_scatter(ctx: OpCall) -> None:
     if not ok:
         raise ctx.error("C9", f"select must have type (tensor<{e}>, tensor<{e}>) -> tensor<i1>, "
                         f"got {have}")
-    got, rtypes, have = _region_signature(ctx.op.regions[1])
-    scalar = len(got) == 2 and all(isinstance(g, TensorType) and g.rank == 0 for g in got)
-    es = got[0].element if scalar else None
-    ok = (scalar and same_element(got[1].element, es) and is_promotable(e, es)
-          and rtypes is not None and len(rtypes) == 1 and isinstance(rtypes[0], TensorType)
-          and rtypes[0].rank == 0 and same_element(rtypes[0].element, es))
-    if not ok:
-        raise ctx.error("C10", f"scatter must have type (tensor<E>, tensor<E>) -> tensor<E> with "
-                        f"is_promotable({e}, E), got {have}")
+    (es,) = check_combiner_types(ctx, [operand], "C10", "scatter", region=1)
     result = _tensor(ctx, ctx.result_types[0], "C11", "result")
     if result.rank != r or not all(_fits(a, b) for a, b in zip(result.shape, operand.shape, strict=True)):
         raise ctx.error("C11", f"shape(result) = {list(result.shape)} must equal shape(operand) = "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 
 from hlolab.interp.engine import Interpreter
@@ -142,7 +142,12 @@ def test_convolution_matches_xla(case):
                                         feature_group_count=fgc, batch_group_count=bgc,
                                         preferred_element_type=pref)
 
-    _, ours, theirs = _both(fn, (x, w))
+    try:
+        _, ours, theirs = _both(fn, (x, w))
+    except ValueError as e:  # jax's front end checks negative padding against lhs.shape[2:]
+        if "Negative padding" not in str(e):  # in the given layout, not the spatial dims
+            raise
+        reject()
     terms = 0
     if np.dtype(dt).kind not in "iu":
         terms = np.asarray(lax.conv_general_dilated(
