@@ -34,12 +34,13 @@ DTYPES = {
 }
 
 
-def _values(rng, shape, dt):
+def _values(rng, shape, dt) -> np.ndarray:
+    """Random values of ``shape`` (a 0-d array for shape (), never a numpy scalar)."""
     if np.dtype(dt).kind in "iu":
-        return rng.integers(-100, 100, shape).astype(dt)
+        return np.asarray(rng.integers(-100, 100, shape).astype(dt))
     if np.dtype(dt).kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
-    return rng.standard_normal(shape).astype(dt)
+        return np.asarray((rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt))
+    return np.asarray(rng.standard_normal(shape).astype(dt))
 
 
 def _both(fn, args):
