@@ -20,6 +20,7 @@ from hlolab.ops.reduction import reduce_precision_values
 from hlolab.ops.registry import lookup
 from hlolab.trace.explain import format_explanation
 from tests.conftest import REPO, shared_dir
+from tests.ops.regions_text import combiner_body
 
 # --- building programs ---------------------------------------------------------------------
 
@@ -29,27 +30,8 @@ def ttype(shape, e: str) -> str:
 
 
 def body(kinds: list[str], es: list[str]) -> str:
-    """A reduce body: per output a recognized kind, or "add_plus_zero" (add, then + 0:
-    not recognized, runs through the interpreter)."""
-    args = ", ".join([f"%a{i}: tensor<{e}>" for i, e in enumerate(es)]
-                     + [f"%b{i}: tensor<{e}>" for i, e in enumerate(es)])
-    lines, rets = [], []
-    for i, (k, e) in enumerate(zip(kinds, es, strict=True)):
-        if k == "keep":
-            rets.append(f"%a{i}")
-        elif k == "replace":
-            rets.append(f"%b{i}")
-        elif k == "add_plus_zero":
-            lines.append(f"%s{i} = stablehlo.add %a{i}, %b{i} : tensor<{e}>")
-            lines.append(f"%z{i} = stablehlo.constant dense<0> : tensor<{e}>")
-            lines.append(f"%r{i} = stablehlo.add %s{i}, %z{i} : tensor<{e}>")
-            rets.append(f"%r{i}")
-        else:
-            lines.append(f"%r{i} = stablehlo.{k} %a{i}, %b{i} : tensor<{e}>")
-            rets.append(f"%r{i}")
-    inner = "\n      ".join(lines + [f"stablehlo.return {', '.join(rets)} : "
-                                    f"{', '.join(f'tensor<{e}>' for e in es)}"])
-    return f"^bb0({args}):\n      {inner}"
+    """A reduce body (see combiner_body; "add_plus_zero" runs through the interpreter)."""
+    return combiner_body(kinds, es)
 
 
 def reduce_program(shape, es: list[str], dims, kinds: list[str] | str,

@@ -22,39 +22,14 @@ from hlolab.ops.scatter import scatter_index_pieces, wave_numbers
 from hlolab.trace.explain import format_explanation
 from hlolab.types import element_type
 from tests.conftest import REPO, shared_dir
+from tests.ops.regions_text import combiner_body
 
 # --- building programs -----------------------------------------------------------------
 
-BIN = {"add": "add", "multiply": "multiply", "maximum": "maximum", "minimum": "minimum",
-       "and": "and", "or": "or", "xor": "xor"}
-
 
 def body(kind: str | list[str], es: list[str]) -> str:
-    """An update_computation: per output a recognized kind, or "affine" (a * b + 1)."""
-    n = len(es)
-    kinds = kind if isinstance(kind, list) else [kind] * n
-    args = ", ".join([f"%a{i}: tensor<{e}>" for i, e in enumerate(es)]
-                     + [f"%b{i}: tensor<{e}>" for i, e in enumerate(es)])
-    lines, rets = [], []
-    for i, (k, e) in enumerate(zip(kinds, es, strict=True)):
-        if k == "keep":
-            rets.append(f"%a{i}")
-        elif k == "replace":
-            rets.append(f"%b{i}")
-        elif k == "affine":
-            lines.append(f"%m{i} = stablehlo.multiply %a{i}, %b{i} : tensor<{e}>")
-            lines.append(f"%one{i} = stablehlo.constant dense<1> : tensor<{e}>")
-            lines.append(f"%r{i} = stablehlo.add %m{i}, %one{i} : tensor<{e}>")
-            rets.append(f"%r{i}")
-        elif k.startswith("swapped_"):
-            lines.append(f"%r{i} = stablehlo.{k[8:]} %b{i}, %a{i} : tensor<{e}>")
-            rets.append(f"%r{i}")
-        else:
-            lines.append(f"%r{i} = stablehlo.{BIN[k]} %a{i}, %b{i} : tensor<{e}>")
-            rets.append(f"%r{i}")
-    ret_types = ", ".join(f"tensor<{e}>" for e in es)
-    inner = "\n      ".join(lines + [f"stablehlo.return {', '.join(rets)} : {ret_types}"])
-    return f"^bb0({args}):\n      {inner}"
+    """An update_computation: per output a kind of combiner_body ("affine": a * b + 1)."""
+    return combiner_body(kind if isinstance(kind, list) else [kind] * len(es), es)
 
 
 def ttype(shape: tuple[int, ...], e: str) -> str:

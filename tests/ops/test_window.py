@@ -20,6 +20,7 @@ from hlolab.trace.explain import format_explanation
 from hlolab.trace.fanin import FanInProvenance
 from hlolab.trace.provenance import Source
 from hlolab.types import element_type
+from tests.ops.regions_text import combiner_body
 
 # --- building programs -----------------------------------------------------------------
 
@@ -29,31 +30,8 @@ def ttype(shape, e: str) -> str:
 
 
 def rw_body(kinds: list[str], es: list[str]) -> str:
-    """A body per output: a binary op name, "affine" (a * b + 1), "keep"/"replace", or
-    "mix" (variadic: out_i = a_i + b_{i+1 mod n}: the outputs depend on every input)."""
-    n = len(es)
-    args = ", ".join([f"%a{i}: tensor<{e}>" for i, e in enumerate(es)]
-                     + [f"%b{i}: tensor<{e}>" for i, e in enumerate(es)])
-    lines, rets = [], []
-    for i, (k, e) in enumerate(zip(kinds, es, strict=True)):
-        if k == "keep":
-            rets.append(f"%a{i}")
-        elif k == "replace":
-            rets.append(f"%b{i}")
-        elif k == "affine":
-            lines += [f"%m{i} = stablehlo.multiply %a{i}, %b{i} : tensor<{e}>",
-                      f"%one{i} = stablehlo.constant dense<1> : tensor<{e}>",
-                      f"%r{i} = stablehlo.add %m{i}, %one{i} : tensor<{e}>"]
-            rets.append(f"%r{i}")
-        elif k == "mix":
-            lines.append(f"%r{i} = stablehlo.add %a{i}, %b{(i + 1) % n} : tensor<{e}>")
-            rets.append(f"%r{i}")
-        else:
-            lines.append(f"%r{i} = stablehlo.{k} %a{i}, %b{i} : tensor<{e}>")
-            rets.append(f"%r{i}")
-    inner = "\n      ".join(lines + [f"stablehlo.return {', '.join(rets)} : "
-                                     f"{', '.join(f'tensor<{e}>' for e in es)}"])
-    return f"^bb0({args}):\n      {inner}"
+    """A body per output (see combiner_body: "affine", "mix", "keep", op names...)."""
+    return combiner_body(kinds, es)
 
 
 def arr(xs) -> str:
