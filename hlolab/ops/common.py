@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -18,9 +19,38 @@ def reject_quantized(ctx: OpCall) -> None:
             raise NotImplementedOpError(ctx.name, ctx.loc, detail="quantized operands")
 
 
-def shapes_compatible(a: tuple[int | None, ...], b: tuple[int | None, ...]) -> bool:
+def dims_fit(a: int | None, b: int | None) -> bool:
+    """Two dimension sizes agree: equal, or either dynamic (``?``, None)."""
+    return a is None or b is None or a == b
+
+
+def shapes_compatible(a: Sequence[int | None], b: Sequence[int | None]) -> bool:
     """Equal ranks and equal sizes wherever both are static (``?`` matches anything)."""
-    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b, strict=False))
+    return len(a) == len(b) and all(dims_fit(x, y) for x, y in zip(a, b, strict=True))
+
+
+def tensor_type(ctx: OpCall, t: Any, label: str | None, what: str,
+                per_tensor_only: bool = False) -> TensorType:
+    """``t`` as a TensorType, else ``ctx.error(label, ...)``; with ``per_tensor_only``
+    a per-axis quantized tensor is refused too (the spec's "or per-tensor quantized")."""
+    if not isinstance(t, TensorType):
+        raise ctx.error(label, f"{what} must be a tensor, got {t}")
+    if per_tensor_only and isinstance(t.element, QuantizedElementType) and t.element.is_per_axis:
+        raise ctx.error(label, f"{what} must be a tensor or per-tensor quantized tensor, got {t}")
+    return t
+
+
+def per_tensor_type(ctx: OpCall, t: Any, label: str | None, what: str) -> TensorType:
+    """``tensor_type`` for the spec's "tensor or per-tensor quantized tensor"."""
+    return tensor_type(ctx, t, label, what, per_tensor_only=True)
+
+
+def operand_tensor(ctx: OpCall, i: int, label: str | None, what: str,
+                   per_tensor_only: bool = False) -> TensorType:
+    """Operand ``i``'s type through ``tensor_type``; a missing operand is ``ctx.error`` too."""
+    if i >= len(ctx.operand_types):
+        raise ctx.error(label, f"missing {what}: the op has {len(ctx.operand_types)} operands")
+    return tensor_type(ctx, ctx.operand_types[i], label, what, per_tensor_only)
 
 
 def check_value(ctx: OpCall, value: Any, t: Type, what: str) -> np.ndarray:

@@ -54,7 +54,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from hlolab.errors import ExecutionError, NotImplementedOpError
 from hlolab.ir.attrs import ArrayAttr, DenseArrayAttr, DenseElementsAttr, EnumAttr, StructAttr
 from hlolab.numerics import round_float64
-from hlolab.ops.common import check_value, reject_quantized, wrap_int
+from hlolab.ops.common import check_value, dims_fit, operand_tensor, reject_quantized, wrap_int
 from hlolab.ops.conversion import convert_array
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import Explanation, Step, format_value
@@ -67,20 +67,8 @@ EXPLAIN_MAX_PAIRS = 256  # explain lists at most this many products (the formatt
 
 # --- shared helpers --------------------------------------------------------------------
 
-def _tensor(ctx: OpCall, i: int, what: str, label: str | None) -> TensorType:
-    types = ctx.operand_types
-    if i >= len(types) or not isinstance(types[i], TensorType):
-        got = types[i] if i < len(types) else "nothing"
-        raise ctx.error(label, f"{what} must be a tensor, got {got}")
-    return types[i]  # type: ignore[return-value]
-
-
 def _is_unique(xs: Sequence[int]) -> bool:
     return len(set(xs)) == len(xs)
-
-
-def _fits(a: int | None, b: int | None) -> bool:
-    return a is None or b is None or a == b
 
 
 def _kind(e: Any) -> str:
@@ -258,8 +246,8 @@ def _verify_dot_general(ctx: OpCall) -> None:
     if len(ctx.operand_types) != 2 or len(ctx.result_types) != 1:
         raise ctx.error(None, f"{ctx.name} takes 2 operands and has 1 result, got "
                         f"{len(ctx.operand_types)} and {len(ctx.result_types)}")
-    lhs = _tensor(ctx, 0, "lhs", "I1")
-    rhs = _tensor(ctx, 1, "rhs", "I2")
+    lhs = operand_tensor(ctx, 0, "I1", "lhs")
+    rhs = operand_tensor(ctx, 1, "I2", "rhs")
     res = ctx.result_tensor()
     if legacy and (lhs.rank not in (1, 2) or rhs.rank not in (1, 2)):
         raise ctx.error(None, f"dot takes rank-1 or rank-2 operands, got {lhs} and {rhs}")
@@ -286,18 +274,18 @@ def _verify_dot_general(ctx: OpCall) -> None:
             raise ctx.error(label, f"{name} = {list(dims)} must be in [0, {t.rank}) "
                             f"(rank of {t})")
     a, b = [lhs.shape[x] for x in lb], [rhs.shape[x] for x in rb]
-    if not all(_fits(x, y) for x, y in zip(a, b, strict=True)):
+    if not all(dims_fit(x, y) for x, y in zip(a, b, strict=True)):
         raise ctx.error("C9", f"dim(lhs, lhs_batching_dimensions...) = {a} must equal "
                         f"dim(rhs, rhs_batching_dimensions...) = {b}")
     a, b = [lhs.shape[x] for x in lc], [rhs.shape[x] for x in rc]
-    if not all(_fits(x, y) for x, y in zip(a, b, strict=True)):
+    if not all(dims_fit(x, y) for x, y in zip(a, b, strict=True)):
         raise ctx.error("C10" if not legacy else None,
                         f"dim(lhs, lhs_contracting_dimensions...) = {a} must equal "
                         f"dim(rhs, rhs_contracting_dimensions...) = {b}")
     precision = _check_precision_config(ctx, "C11")
     want = ([lhs.shape[x] for x in lb] + [lhs.shape[x] for x in d.lhs_result_dimensions(lhs.rank)]
             + [rhs.shape[x] for x in d.rhs_result_dimensions(rhs.rank)])
-    if res.rank != len(want) or not all(_fits(x, y) for x, y in zip(res.shape, want, strict=True)):
+    if res.rank != len(want) or not all(dims_fit(x, y) for x, y in zip(res.shape, want, strict=True)):
         raise ctx.error("C12", f"shape(result) = {list(res.shape)} must be dim(lhs, "
                         f"lhs_batching_dimensions) + dim(lhs, lhs_result_dimensions) + "
                         f"dim(rhs, rhs_result_dimensions) = {want}")
@@ -657,8 +645,8 @@ def _verify_conv(ctx: OpCall) -> None:
     if len(ctx.operand_types) != want_ops or len(ctx.result_types) != 1:
         raise ctx.error(None, f"{ctx.name} takes {want_ops} operands and has 1 result, got "
                         f"{len(ctx.operand_types)} and {len(ctx.result_types)}")
-    lhs = _tensor(ctx, 0, "lhs", "I1")
-    rhs = _tensor(ctx, 1, "rhs", "I2")
+    lhs = operand_tensor(ctx, 0, "I1", "lhs")
+    rhs = operand_tensor(ctx, 1, "I2", "rhs")
     res = ctx.result_tensor()
     if isinstance(lhs.element, QuantizedElementType) and lhs.element.is_per_axis:
         raise ctx.error("I1", f"lhs must be a tensor or per-tensor quantized tensor, got {lhs}")
@@ -678,10 +666,10 @@ def _verify_conv(ctx: OpCall) -> None:
             raise ctx.error({"C2": "C3", "C5": "C6", "C7": "C8"}[label],
                             f"{name} = {list(v)} must be > 0")
     if dynamic:
-        pt = _tensor(ctx, 2, "padding", "I3")
+        pt = operand_tensor(ctx, 2, "I3", "padding")
         if pt.rank != 2 or not (isinstance(pt.element, ElementType) and pt.element.is_int):
             raise ctx.error("I3", f"padding must be a 2-dimensional tensor of integer type, got {pt}")
-        if not (_fits(pt.shape[0], s) and _fits(pt.shape[1], 2)):
+        if not (dims_fit(pt.shape[0], s) and dims_fit(pt.shape[1], 2)):
             raise ctx.error("C4", f"shape(padding) = {list(pt.shape)} must be [N - 2, 2] = [{s}, 2]")
     else:
         assert p.padding is not None
@@ -743,7 +731,7 @@ def _verify_conv(ctx: OpCall) -> None:
         raise ctx.error("C26", f"rank(result) = {res.rank} must be N = {N}")
     if p.padding is not None and lhs.is_static and rhs.is_static:
         want = conv_result_shape(lhs.shape, rhs.shape, p, p.padding)  # type: ignore[arg-type]
-        if not all(_fits(x, y) for x, y in zip(res.shape, want, strict=True)):
+        if not all(dims_fit(x, y) for x, y in zip(res.shape, want, strict=True)):
             raise ctx.error("C25", f"shape(result) = {list(res.shape)} must be {want} (batch "
                             f"dim(lhs, input_batch_dimension) / batch_group_count, feature "
                             f"dim(rhs, kernel_output_feature_dimension), num_windows per "

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import ExecutionError, UnsupportedError
-from hlolab.ops.common import reject_quantized, wrap_int
+from hlolab.ops.common import reject_quantized, tensor_type, wrap_int
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import elementwise_explain
 from hlolab.trace.provenance import elementwise_provenance
@@ -115,12 +115,6 @@ def _same_baseline(a: TensorType, b: TensorType) -> bool:
     return _shapes_compatible(a.shape, b.shape) and _element_key(a.element) == _element_key(b.element)
 
 
-def _tensor(ctx: OpCall, t: Type, what: str, label: str | None) -> TensorType:
-    if not isinstance(t, TensorType):
-        raise ctx.error(label, f"{what} must be a tensor, got {t}")
-    return t
-
-
 def _operand_tensors(ctx: OpCall, names: Sequence[str], kinds: Kinds) -> list[TensorType]:
     """Check the operand count and each operand's element kind (the spec's (I1), (I2))."""
     types = ctx.operand_types
@@ -131,7 +125,7 @@ def _operand_tensors(ctx: OpCall, names: Sequence[str], kinds: Kinds) -> list[Te
     out = []
     for i, (name, t) in enumerate(zip(names, types, strict=True)):
         label = f"I{i + 1}"
-        tt = _tensor(ctx, t, f"{name}", label)
+        tt = tensor_type(ctx, t, label, f"{name}")
         if _kind(tt) not in kinds.kinds:
             raise ctx.error(label, f"{name} must be a {kinds.phrase}, got {tt}")
         out.append(tt)
@@ -150,7 +144,7 @@ def same_type_verifier(kinds: Kinds, names: Sequence[str] = ("lhs", "rhs"), *,
 
     def verify(ctx: OpCall) -> None:
         operands = _operand_tensors(ctx, names, kinds)
-        result = _tensor(ctx, ctx.result_types[0], "result", "C1")
+        result = tensor_type(ctx, ctx.result_types[0], "C1", "result")
         if not all(_same_baseline(t, result) for t in operands):
             raise ctx.error("C1", f"{equation} must hold, got {_signature(operands, result)}")
 
@@ -159,7 +153,7 @@ def same_type_verifier(kinds: Kinds, names: Sequence[str] = ("lhs", "rhs"), *,
 
 def _verify_abs(ctx: OpCall) -> None:
     (operand,) = _operand_tensors(ctx, ("operand",), SIGNED_NUMERIC_Q)
-    result = _tensor(ctx, ctx.result_types[0], "result", "C1")
+    result = tensor_type(ctx, ctx.result_types[0], "C1", "result")
     if not _shapes_compatible(operand.shape, result.shape):
         raise ctx.error("C1", "shape(result) = shape(operand) must hold, got "
                         f"{_signature([operand], result)}")
@@ -173,7 +167,7 @@ def _verify_abs(ctx: OpCall) -> None:
 
 def _verify_is_finite(ctx: OpCall) -> None:
     (x,) = _operand_tensors(ctx, ("x",), FLOAT_Q)
-    y = _tensor(ctx, ctx.result_types[0], "y", "C1")
+    y = tensor_type(ctx, ctx.result_types[0], "C1", "y")
     if not _shapes_compatible(x.shape, y.shape):
         raise ctx.error("C1", f"shape(x) = shape(y) must hold, got {_signature([x], y)}")
     if isinstance(y.element, QuantizedElementType) or not y.element.is_bool:
@@ -182,7 +176,7 @@ def _verify_is_finite(ctx: OpCall) -> None:
 
 def _verify_add(ctx: OpCall) -> None:
     lhs, rhs = _operand_tensors(ctx, ("lhs", "rhs"), ANY_QA)
-    result = _tensor(ctx, ctx.result_types[0], "result", "C1")
+    result = tensor_type(ctx, ctx.result_types[0], "C1", "result")
     types = (lhs, rhs, result)
     quantized = [t.is_quantized for t in types]
     if not any(quantized):

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import ExecutionError
-from hlolab.ops.common import check_value, reject_quantized
+from hlolab.ops.common import check_value, dims_fit, operand_tensor, reject_quantized
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element
 from hlolab.trace.explain import Explanation, Step
@@ -80,17 +80,8 @@ def _is_unique(xs: Sequence[int]) -> bool:
     return len(set(xs)) == len(xs)
 
 
-def _tensor_input(ctx: OpCall, i: int, label: str, what: str) -> TensorType:
-    if i >= len(ctx.operand_types):
-        raise ctx.error(label, f"missing {what}: the op has {len(ctx.operand_types)} operands")
-    t = ctx.operand_types[i]
-    if not isinstance(t, TensorType):
-        raise ctx.error(label, f"{what} must be a tensor, got {t}")
-    return t
-
-
 def _integer_tensor(ctx: OpCall, i: int, label: str, what: str) -> TensorType:
-    t = _tensor_input(ctx, i, label, what)
+    t = operand_tensor(ctx, i, label, what)
     if not (isinstance(t.element, ElementType) and t.element.is_int):
         raise ctx.error(label, f"{what} must be a tensor of integer type, got {t}")
     return t
@@ -122,10 +113,6 @@ def expected_result_shape(start_indices_shape: Sequence[int | None], slice_sizes
     for d, n in zip(batch_dims_of(result_rank, dims.offset_dims), batch_dim_sizes, strict=True):
         shape[d] = n
     return shape
-
-
-def _fits(a: int | None, b: int | None) -> bool:
-    return a is None or b is None or a == b
 
 
 def check_gather(err: Callable[[int, str], Exception], operand: TensorType,
@@ -196,7 +183,7 @@ def check_gather(err: Callable[[int, str], Exception], operand: TensorType,
                   f"size(start_indices_batching_dims) = {len(sib)}")
     a = [operand.shape[d] for d in dims.operand_batching_dims]
     b = [start_indices.shape[d] for d in sib]
-    if not all(_fits(x, y) for x, y in zip(a, b, strict=True)):
+    if not all(dims_fit(x, y) for x, y in zip(a, b, strict=True)):
         raise err(17, f"dim(operand, operand_batching_dims...) = {a} must equal "
                   f"dim(start_indices, start_indices_batching_dims...) = {b}")
     if not _is_unique(dims.start_index_map + dims.operand_batching_dims):
@@ -211,7 +198,7 @@ def check_gather(err: Callable[[int, str], Exception], operand: TensorType,
         raise err(21, f"0 <= slice_sizes <= shape(operand) does not hold: slice_sizes = "
                   f"{list(slice_sizes)}, shape(operand) = {list(operand.shape)}")
     want_shape = expected_result_shape(start_indices.shape, slice_sizes, dims, r_res)
-    if want_shape is None or not all(_fits(x, y) for x, y in zip(result.shape, want_shape, strict=True)):
+    if want_shape is None or not all(dims_fit(x, y) for x, y in zip(result.shape, want_shape, strict=True)):
         shown = "ranks that do not combine" if want_shape is None else str(want_shape)
         raise err(22, f"shape(result) = {list(result.shape)} must be combine(batch_dim_sizes, "
                   f"offset_dim_sizes) = {shown} (offset_dims = {list(dims.offset_dims)})")
@@ -244,7 +231,7 @@ def _result_type(ctx: OpCall) -> TensorType:
 
 
 def _verify_gather(ctx: OpCall) -> None:
-    operand = _tensor_input(ctx, 0, "I1", "operand")
+    operand = operand_tensor(ctx, 0, "I1", "operand")
     _not_per_axis(ctx, operand, "I1", "operand")
     start_indices = _integer_tensor(ctx, 1, "I2", "start_indices")
     result = _result_type(ctx)
@@ -254,7 +241,7 @@ def _verify_gather(ctx: OpCall) -> None:
 
 
 def _verify_dynamic_gather(ctx: OpCall) -> None:
-    operand = _tensor_input(ctx, 0, "I1", "operand")
+    operand = operand_tensor(ctx, 0, "I1", "operand")
     _not_per_axis(ctx, operand, "I1", "operand")
     start_indices = _integer_tensor(ctx, 1, "I2", "start_indices")
     sizes = _integer_tensor(ctx, 2, "I3", "slice_sizes")

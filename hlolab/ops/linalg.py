@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import ExecutionError, NotImplementedOpError
-from hlolab.ops.common import reject_quantized
+from hlolab.ops.common import dims_fit, reject_quantized
 from hlolab.ops.conversion import baseline_key, count_check, tensor_operand
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import Explanation, Step
@@ -85,10 +85,6 @@ def _float_or_complex(ctx: OpCall, t: Any, label: str, what: str,
     if not (isinstance(e, ElementType) and (e.is_float or e.is_complex)):
         raise ctx.error(label, f"{what} must be a tensor of floating-point or complex type, got {tt}")
     return tt
-
-
-def _fits(a: int | None, b: int | None) -> bool:
-    return a is None or b is None or a == b
 
 
 def _dims(shape: Sequence[int | None]) -> str:
@@ -188,17 +184,18 @@ def _verify_triangular_solve(ctx: OpCall) -> None:
                         f"rank(b) = {b.rank}")
     # (C3) reads shape(a)[:-3] = shape(b)[:-3]; the batch dims are [:-2] (the
     # spec's own typo: its dims -2/-1 are the matrix dims), so hlolab checks [:-2].
-    if not all(_fits(x, y) for x, y in zip(a.shape[:-2], b.shape[:-2], strict=True)):
+    if not all(dims_fit(x, y) for x, y in zip(a.shape[:-2], b.shape[:-2], strict=True)):
         raise ctx.error("C3", f"the batch dims of a {_dims(a.shape[:-2])} must equal those of "
                         f"b {_dims(b.shape[:-2])} (shape(a) = {_dims(a.shape)}, shape(b) = "
                         f"{_dims(b.shape)})")
     bdim = b.shape[-2] if form.left_side else b.shape[-1]
     side = "-2 (left_side = true)" if form.left_side else "-1 (left_side = false)"
-    if not (_fits(a.shape[-2], a.shape[-1]) and _fits(a.shape[-1], bdim) and _fits(a.shape[-2], bdim)):
+    m, n = a.shape[-2], a.shape[-1]
+    if not (dims_fit(m, n) and dims_fit(n, bdim) and dims_fit(m, bdim)):
         raise ctx.error("C3", f"dim(a, -2) = dim(a, -1) = dim(b, {side}) does not hold: "
                         f"shape(a) = {_dims(a.shape)}, shape(b) = {_dims(b.shape)}")
     if not (baseline_key(b.element) == baseline_key(result.element) and result.rank == b.rank
-            and all(_fits(x, y) for x, y in zip(b.shape, result.shape, strict=True))):
+            and all(dims_fit(x, y) for x, y in zip(b.shape, result.shape, strict=True))):
         raise ctx.error("C4", f"baseline_type(b) = {b} must equal baseline_type(result) = {result}")
 
 
@@ -386,26 +383,26 @@ def _verify_fft(ctx: OpCall) -> None:
         raise ctx.error("C2", f"fft_type = {kind} needs {want}: element_type(operand) = {oe}, "
                         f"element_type(result) = {re}")
     real = operand if kind == "RFFT" else result if kind == "IRFFT" else None
-    if real is not None and not all(_fits(x, y) for x, y in zip(real.shape[-n:], lengths, strict=True)):
+    if real is not None and not all(dims_fit(x, y) for x, y in zip(real.shape[-n:], lengths, strict=True)):
         which = "operand" if kind == "RFFT" else "result"
         raise ctx.error("C4", f"shape({which})[-{n}:] = {_dims(real.shape[-n:])} must equal "
                         f"fft_length = {list(lengths)} ({which} is the real tensor)")
     if result.rank != operand.rank or not all(
-            _fits(x, y) for x, y in zip(result.shape[:-1], operand.shape[:-1], strict=True)):
+            dims_fit(x, y) for x, y in zip(result.shape[:-1], operand.shape[:-1], strict=True)):
         raise ctx.error("C5", f"shape(result) = {_dims(result.shape)} must equal shape(operand) = "
                         f"{_dims(operand.shape)} (but for the last dim with RFFT/IRFFT)")
     o_last, r_last = operand.shape[-1], result.shape[-1]
     if kind == "RFFT":
         want_last = None if o_last is None else (0 if o_last == 0 else o_last // 2 + 1)
-        if not _fits(r_last, want_last):
+        if not dims_fit(r_last, want_last):
             raise ctx.error("C5", f"RFFT: dim(result, -1) = {r_last} must be dim(operand, -1) = 0 ? 0 "
                             f": dim(operand, -1) / 2 + 1 = {want_last}")
     elif kind == "IRFFT":
         want_last = None if r_last is None else (0 if r_last == 0 else r_last // 2 + 1)
-        if not _fits(o_last, want_last):
+        if not dims_fit(o_last, want_last):
             raise ctx.error("C5", f"IRFFT: dim(operand, -1) = {o_last} must be dim(result, -1) = 0 ? 0 "
                             f": dim(result, -1) / 2 + 1 = {want_last}")
-    elif not _fits(o_last, r_last):
+    elif not dims_fit(o_last, r_last):
         raise ctx.error("C5", f"shape(result) = {_dims(result.shape)} must equal shape(operand) = "
                         f"{_dims(operand.shape)}")
 
@@ -541,11 +538,11 @@ def _verify_cholesky(ctx: OpCall) -> None:
     result = _float_or_complex(ctx, ctx.result_types[0], None, "result")
     ctx.bool("lower", False)
     if not (baseline_key(a.element) == baseline_key(result.element) and a.rank == result.rank
-            and all(_fits(x, y) for x, y in zip(a.shape, result.shape, strict=True))):
+            and all(dims_fit(x, y) for x, y in zip(a.shape, result.shape, strict=True))):
         raise ctx.error("C1", f"baseline_type(a) = {a} must equal baseline_type(result) = {result}")
     if a.rank < 2:
         raise ctx.error("C2", f"2 <= rank(a) does not hold: rank(a) = {a.rank}")
-    if not _fits(a.shape[-2], a.shape[-1]):
+    if not dims_fit(a.shape[-2], a.shape[-1]):
         raise ctx.error("C3", f"dim(a, -2) = {a.shape[-2]} must equal dim(a, -1) = {a.shape[-1]}")
 
 

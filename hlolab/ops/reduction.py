@@ -59,7 +59,14 @@ import numpy as np
 
 from hlolab.errors import ExecutionError
 from hlolab.numerics import float_format, from_bits, to_bits, uint_dtype
-from hlolab.ops.common import check_value, reject_quantized, wrap_int
+from hlolab.ops.common import (
+    check_value,
+    dims_fit,
+    per_tensor_type,
+    reject_quantized,
+    shapes_compatible,
+    wrap_int,
+)
 from hlolab.ops.regions import (
     BOOL_UFUNCS,
     INT_UFUNCS,
@@ -95,22 +102,6 @@ def _key(e: Any) -> tuple:
 def _baseline_key(e: Any) -> tuple:
     """baseline_element_type: a quantized type without its scales and zero points."""
     return _key(e)
-
-
-def _fits(a: int | None, b: int | None) -> bool:
-    return a is None or b is None or a == b
-
-
-def _same_shape(a: Sequence[int | None], b: Sequence[int | None]) -> bool:
-    return len(a) == len(b) and all(_fits(x, y) for x, y in zip(a, b, strict=True))
-
-
-def _tensor(ctx: OpCall, t: Any, label: str | None, what: str) -> TensorType:
-    if not isinstance(t, TensorType):
-        raise ctx.error(label, f"{what} must be a tensor, got {t}")
-    if isinstance(t.element, QuantizedElementType) and t.element.is_per_axis:
-        raise ctx.error(label, f"{what} must be a tensor or per-tensor quantized tensor, got {t}")
-    return t
 
 
 def _is_float(e: Any) -> bool:
@@ -157,13 +148,13 @@ def _verify_reduce(ctx: OpCall) -> None:
         raise ctx.error("C3", f"0 < size(inputs) = size(init_values) = size(results) = N does not "
                         f"hold: {len(types)} operands (inputs..., init_values...) and "
                         f"{len(ctx.result_types)} results")
-    inputs = [_tensor(ctx, t, "I1", f"inputs[{i}]") for i, t in enumerate(types[:n])]
-    inits = [_tensor(ctx, t, "I2", f"init_values[{i}]") for i, t in enumerate(types[n:])]
+    inputs = [per_tensor_type(ctx, t, "I1", f"inputs[{i}]") for i, t in enumerate(types[:n])]
+    inits = [per_tensor_type(ctx, t, "I2", f"init_values[{i}]") for i, t in enumerate(types[n:])]
     for i, t in enumerate(inits):
         if t.rank != 0:
             raise ctx.error("I2", f"init_values[{i}] must be a 0-dimensional tensor, got {t}")
     for i, t in enumerate(inputs):
-        if not _same_shape(t.shape, inputs[0].shape):
+        if not shapes_compatible(t.shape, inputs[0].shape):
             raise ctx.error("C1", f"same(shape(inputs...)) does not hold: inputs[{i}] is {t}, "
                             f"inputs[0] is {inputs[0]}")
     for i, (a, b) in enumerate(zip(inputs, inits, strict=True)):
@@ -181,8 +172,8 @@ def _verify_reduce(ctx: OpCall) -> None:
     es = check_combiner_types(ctx, inputs, "C6")
     kept = [x for k, x in enumerate(inputs[0].shape) if k not in dims]
     for i, t in enumerate(ctx.result_types):
-        rt = _tensor(ctx, t, "C7", f"results[{i}]")
-        if not _same_shape(rt.shape, kept):
+        rt = per_tensor_type(ctx, t, "C7", f"results[{i}]")
+        if not shapes_compatible(rt.shape, kept):
             raise ctx.error("C7", f"shape(results[{i}]) = {list(rt.shape)} must be shape(inputs...) "
                             f"= {list(inputs[0].shape)} without dimensions {list(dims)}: {kept}")
         if _key(rt.element) != _key(es[i]):
@@ -426,12 +417,12 @@ def _verify_map(ctx: OpCall) -> None:
     types = ctx.operand_types
     if not types:
         raise ctx.error("C2", "0 < size(inputs) = N does not hold: map has no inputs")
-    inputs = [_tensor(ctx, t, "I1", f"inputs[{i}]") for i, t in enumerate(types)]
+    inputs = [per_tensor_type(ctx, t, "I1", f"inputs[{i}]") for i, t in enumerate(types)]
     if len(ctx.result_types) != 1:
         raise ctx.error(None, f"map has one result, got {len(ctx.result_types)}")
-    rt = _tensor(ctx, ctx.result_types[0], "C1", "result")
+    rt = per_tensor_type(ctx, ctx.result_types[0], "C1", "result")
     for i, t in enumerate(inputs):
-        if not _same_shape(t.shape, rt.shape):
+        if not shapes_compatible(t.shape, rt.shape):
             raise ctx.error("C1", f"shape(inputs...) = shape(result) does not hold: inputs[{i}] is "
                             f"{t}, result is {rt}")
     dims = ctx.ints("dimensions")
@@ -472,12 +463,12 @@ def map_(ctx: OpCall, *inputs: np.ndarray) -> np.ndarray:
 def _verify_reduce_precision(ctx: OpCall) -> None:
     if len(ctx.operand_types) != 1 or len(ctx.result_types) != 1:
         raise ctx.error(None, "reduce_precision takes one operand and has one result")
-    t = _tensor(ctx, ctx.operand_types[0], "I1", "operand")
-    r = _tensor(ctx, ctx.result_types[0], "C1", "output")
+    t = per_tensor_type(ctx, ctx.operand_types[0], "I1", "operand")
+    r = per_tensor_type(ctx, ctx.result_types[0], "C1", "output")
     if not _is_float(t.element):
         raise ctx.error("I1", f"operand must be a tensor of floating-point type or per-tensor "
                         f"quantized tensor, got {t}")
-    if not _same_shape(t.shape, r.shape) or _baseline_key(t.element) != _baseline_key(r.element):
+    if not shapes_compatible(t.shape, r.shape) or _baseline_key(t.element) != _baseline_key(r.element):
         raise ctx.error("C1", f"baseline_type(operand) = {t} must equal baseline_type(output) = {r}")
     e = ctx.int("exponent_bits")
     m = ctx.int("mantissa_bits")
@@ -613,9 +604,9 @@ def _verify_bn(ctx: OpCall, in_names: Sequence[str], out_names: Sequence[str], f
                         f"({', '.join(out_names)})")
     ts: dict[str, TensorType] = {}
     for i, (name, t) in enumerate(zip(in_names, ctx.operand_types, strict=True)):
-        ts[name] = _tensor(ctx, t, f"I{i + 1}", name)
+        ts[name] = per_tensor_type(ctx, t, f"I{i + 1}", name)
     for name, t in zip(out_names, ctx.result_types, strict=True):
-        ts[name] = _tensor(ctx, t, None, name)
+        ts[name] = per_tensor_type(ctx, t, None, name)
     for name, t in ts.items():
         if not _is_float(t.element):
             raise ctx.error(None, f"{name} must be a tensor of floating-point type or per-tensor "
@@ -634,12 +625,12 @@ def _verify_bn(ctx: OpCall, in_names: Sequence[str], out_names: Sequence[str], f
             raise ctx.error(checks["element"], f"{', '.join(ts)} must have the same "
                             f"baseline_element_type: operand is {operand.element}, {name} is {t.element}")
     for name in full:
-        if not _same_shape(ts[name].shape, operand.shape):
+        if not shapes_compatible(ts[name].shape, operand.shape):
             raise ctx.error(checks[name], f"shape({name}) = {list(ts[name].shape)} must equal "
                             f"shape(operand) = {list(operand.shape)}")
     dim = operand.shape[fi]
     for name in feature:
-        if not _fits(ts[name].shape[0], dim):
+        if not dims_fit(ts[name].shape[0], dim):
             raise ctx.error(checks[name], f"size({name}) = {ts[name].shape[0]} must equal "
                             f"dim(operand, feature_index) = dim(operand, {fi}) = {dim}")
     return ts
@@ -666,7 +657,7 @@ def _verify_bn_grad(ctx: OpCall) -> None:
                     {"scale"}, {"element": "C2", "grad_output": "C3", "grad_operand": "C3",
                                 "scale": "C5"})
     for name in ("mean", "variance", "grad_scale", "grad_offset"):
-        if ts[name].rank != 1 or not _fits(ts[name].shape[0], ts["scale"].shape[0]):
+        if ts[name].rank != 1 or not dims_fit(ts[name].shape[0], ts["scale"].shape[0]):
             raise ctx.error("C4", f"scale, mean, variance, grad_scale and grad_offset must have the "
                             f"same shape: scale is {ts['scale']}, {name} is {ts[name]}")
 

@@ -38,13 +38,13 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import ExecutionError
-from hlolab.ops.common import check_value, reject_quantized
+from hlolab.ops.common import check_value, dims_fit, per_tensor_type, reject_quantized
 from hlolab.ops.regions import can_combine_at, check_combiner_types, combine_at, recognize_binary_each
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element
 from hlolab.trace.explain import Explanation, Step
 from hlolab.trace.provenance import Provenance, Source, Target, check_index, value_shape
-from hlolab.types import ElementType, QuantizedElementType, TensorType
+from hlolab.types import ElementType, TensorType
 
 Index = tuple[np.ndarray, ...]  # per-dimension index arrays (broadcastable), or 0-d arrays
 
@@ -94,38 +94,26 @@ def _is_unique(xs: Sequence[int]) -> bool:
     return len(set(xs)) == len(xs)
 
 
-def _fits(a: int | None, b: int | None) -> bool:
-    return a is None or b is None or a == b
-
-
-def _tensor(ctx: OpCall, t: Any, label: str, what: str) -> TensorType:
-    if not isinstance(t, TensorType):
-        raise ctx.error(label, f"{what} must be a tensor, got {t}")
-    if isinstance(t.element, QuantizedElementType) and t.element.is_per_axis:
-        raise ctx.error(label, f"{what} must be a tensor or per-tensor quantized tensor, got {t}")
-    return t
-
-
 def _verify_scatter(ctx: OpCall) -> None:
     types = ctx.operand_types
     if len(types) < 3 or len(types) % 2 == 0:
         raise ctx.error("C5", f"0 < size(inputs) = size(updates) does not hold: the op has "
                         f"{len(types)} operands (inputs..., scatter_indices, updates...)")
     n = _n(ctx)
-    inputs = [_tensor(ctx, t, "I1", f"inputs[{i}]") for i, t in enumerate(types[:n])]
-    si = _tensor(ctx, types[n], "I2", "scatter_indices")
+    inputs = [per_tensor_type(ctx, t, "I1", f"inputs[{i}]") for i, t in enumerate(types[:n])]
+    si = per_tensor_type(ctx, types[n], "I2", "scatter_indices")
     if not (isinstance(si.element, ElementType) and si.element.is_int):
         raise ctx.error("I2", f"scatter_indices must be a tensor of integer type, got {si}")
-    updates = [_tensor(ctx, t, "I3", f"updates[{i}]") for i, t in enumerate(types[n + 1:])]
+    updates = [per_tensor_type(ctx, t, "I3", f"updates[{i}]") for i, t in enumerate(types[n + 1:])]
     d = scatter_dims(ctx)
     r_in, r_si, r_up = inputs[0].rank, si.rank, updates[0].rank
     shape0 = inputs[0].shape
     for i, t in enumerate(inputs):
-        if not all(_fits(a, b) for a, b in zip(t.shape, shape0, strict=False)) or t.rank != r_in:
+        if not all(dims_fit(a, b) for a, b in zip(t.shape, shape0, strict=False)) or t.rank != r_in:
             raise ctx.error("C1", f"same(shape(inputs...)) does not hold: inputs[{i}] is {t}, "
                             f"inputs[0] is {inputs[0]}")
     for i, t in enumerate(updates):
-        if t.rank != r_up or not all(_fits(a, b) for a, b in zip(t.shape, updates[0].shape,
+        if t.rank != r_up or not all(dims_fit(a, b) for a, b in zip(t.shape, updates[0].shape,
                                                                    strict=False)):
             raise ctx.error("C3", f"same(shape(updates...)) does not hold: updates[{i}] is {t}, "
                             f"updates[0] is {updates[0]}")
@@ -173,7 +161,7 @@ def _verify_scatter(ctx: OpCall) -> None:
                         f"size(scatter_indices_batching_dims) = {len(sibd)}")
     a = [shape0[x] for x in ibd]
     b = [si.shape[x] for x in sibd]
-    if not all(_fits(x, y) for x, y in zip(a, b, strict=True)):
+    if not all(dims_fit(x, y) for x, y in zip(a, b, strict=True)):
         raise ctx.error("C18", f"dim(inputs[0], input_batching_dims...) = {a} must equal "
                         f"dim(scatter_indices, scatter_indices_batching_dims...) = {b}")
     want = si.shape[ivd] if ivd < r_si else 1
@@ -194,8 +182,8 @@ def _verify_scatter(ctx: OpCall) -> None:
         raise ctx.error("C24", f"scatter has {n} inputs, so it must have {n} results, got "
                         f"{len(ctx.result_types)}")
     for i, t in enumerate(ctx.result_types):
-        rt = _tensor(ctx, t, "C24", f"results[{i}]")
-        if rt.rank != r_in or not all(_fits(x, y) for x, y in zip(rt.shape, inputs[i].shape,
+        rt = per_tensor_type(ctx, t, "C24", f"results[{i}]")
+        if rt.rank != r_in or not all(dims_fit(x, y) for x, y in zip(rt.shape, inputs[i].shape,
                                                                   strict=True)):
             raise ctx.error("C24", f"shape(results[{i}]) = {list(rt.shape)} must equal "
                             f"shape(inputs[{i}]) = {list(inputs[i].shape)}")
@@ -221,7 +209,7 @@ def _check_c4(ctx: OpCall, shape0: Sequence[int | None], si: TensorType, upd: Te
                         f"update_scatter_dim_sizes = {update_scatter_dim_sizes} at the dims not "
                         f"in update_window_dims, window sizes at update_window_dims ({where})")
     for k, (dim, size) in enumerate(zip(usd, update_scatter_dim_sizes, strict=True)):
-        if not _fits(upd.shape[dim], size):
+        if not dims_fit(upd.shape[dim], size):
             raise ctx.error("C4", f"dim(updates[0], {dim}) = {upd.shape[dim]} must equal "
                             f"update_scatter_dim_sizes[{k}] = {size} ({where})")
     for dim, bound in zip(d.update_window_dims, window_bounds, strict=True):

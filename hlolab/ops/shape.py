@@ -23,7 +23,7 @@ import numpy as np
 from hlolab.errors import ExecutionError, NotImplementedOpError
 from hlolab.ir.attrs import DenseElementsAttr
 from hlolab.numerics import round_float64
-from hlolab.ops.common import same_element
+from hlolab.ops.common import same_element, shapes_compatible, tensor_type
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import Explanation, Step
 from hlolab.trace.provenance import (
@@ -42,15 +42,10 @@ Index = tuple[np.ndarray, ...]  # per-dimension index arrays (or 0-d arrays for 
 
 # --- type helpers ------------------------------------------------------------------
 
-def _dims_match(a: Sequence[int | None], b: Sequence[int | None]) -> bool:
-    """Equal shapes, a dynamic (None) dimension matching any size."""
-    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b, strict=True))
-
-
 def same_type(a: Any, b: Any) -> bool:
     """type(a) = type(b) as the spec means it (spelling-insensitive, recursive)."""
     if isinstance(a, TensorType) and isinstance(b, TensorType):
-        return _dims_match(a.shape, b.shape) and same_element(a.element, b.element)
+        return shapes_compatible(a.shape, b.shape) and same_element(a.element, b.element)
     if isinstance(a, TupleType) and isinstance(b, TupleType):
         return len(a.types) == len(b.types) and all(
             same_type(x, y) for x, y in zip(a.types, b.types, strict=True))
@@ -71,25 +66,17 @@ def _qdim(ctx: OpCall, t: TensorType) -> int:
     return axis
 
 
-def _tensor(ctx: OpCall, t: Any, label: str | None, what: str, per_tensor_only: bool = False) -> TensorType:
-    if not isinstance(t, TensorType):
-        raise ctx.error(label, f"{what} must be a tensor, got {t}")
-    if per_tensor_only and _per_axis(t):
-        raise ctx.error(label, f"{what} must be a tensor or per-tensor quantized tensor, got {t}")
-    return t
-
-
 def _operand(ctx: OpCall, i: int = 0, label: str | None = "I1", what: str = "operand",
              per_tensor_only: bool = False) -> TensorType:
     if i >= len(ctx.operand_types):
         raise ctx.error(label, f"missing {what}: the op has {len(ctx.operand_types)} operands")
-    return _tensor(ctx, ctx.operand_types[i], label, what, per_tensor_only)
+    return tensor_type(ctx, ctx.operand_types[i], label, what, per_tensor_only)
 
 
 def _result(ctx: OpCall, what: str = "result", per_tensor_only: bool = False) -> TensorType:
     if len(ctx.result_types) != 1:
         raise ctx.error(None, f"expects one result, got {len(ctx.result_types)}")
-    return _tensor(ctx, ctx.result_types[0], None, what, per_tensor_only)
+    return tensor_type(ctx, ctx.result_types[0], None, what, per_tensor_only)
 
 
 def _prod(dims: Sequence[int | None]) -> int | None:
@@ -164,7 +151,7 @@ def _verify_constant(ctx: OpCall) -> None:
     storage = out.element.storage if isinstance(out.element, QuantizedElementType) else None
     elem_ok = same_element(vt.element, out.element) or (storage is not None
                                                         and same_element(vt.element, storage))
-    if not (_dims_match(vt.shape, out.shape) and elem_ok):
+    if not (shapes_compatible(vt.shape, out.shape) and elem_ok):
         raise ctx.error("C1", f"type(value) = {vt} must equal type(output) = {out}")
 
 
@@ -318,7 +305,7 @@ def _verify_transpose(ctx: OpCall) -> None:
         raise ctx.error("C2", f"permutation = {list(perm)} must be a permutation of "
                         f"range({operand.rank}) (rank(operand))")
     want = tuple(operand.shape[p] for p in perm)
-    if not _dims_match(result.shape, want):
+    if not shapes_compatible(result.shape, want):
         raise ctx.error("C3", f"shape(result) = {list(result.shape)} must be dim(operand, "
                         f"permutation...) = {list(want)}")
     if _per_axis(result):
@@ -479,7 +466,7 @@ def _verify_slice(ctx: OpCall) -> None:
     if any(st <= 0 for st in strides):
         raise ctx.error("C4", f"strides = {list(strides)} must be positive")
     want = tuple(-((s - lim) // st) for s, lim, st in zip(start, limit, strides, strict=True))  # ceil
-    if not _dims_match(result.shape, want):
+    if not shapes_compatible(result.shape, want):
         raise ctx.error("C5", f"shape(result) = {list(result.shape)} must be "
                         f"ceil((limit_indices - start_indices) / strides) = {list(want)}")
 
@@ -534,7 +521,7 @@ def _verify_concatenate(ctx: OpCall) -> None:
         raise ctx.error("C4", f"dimension = {d} must be in [0, {first.rank}) (rank(inputs[0]))")
     for i, t in enumerate(inputs):
         others, first_others = t.shape[:d] + t.shape[d + 1:], first.shape[:d] + first.shape[d + 1:]
-        if t.rank != first.rank or not _dims_match(others, first_others):
+        if t.rank != first.rank or not shapes_compatible(others, first_others):
             raise ctx.error("C2", f"inputs[{i}] shape {list(t.shape)} must equal inputs[0] shape "
                             f"{list(first.shape)} except in dimension {d}")
     if not same_element(result.element, first.element):
@@ -543,7 +530,7 @@ def _verify_concatenate(ctx: OpCall) -> None:
     sizes = [t.shape[d] for t in inputs]
     total = sum(sizes) if all(s is not None for s in sizes) else None
     want = first.shape[:d] + (total,) + first.shape[d + 1:]
-    if not _dims_match(result.shape, want):
+    if not shapes_compatible(result.shape, want):
         raise ctx.error("C6", f"shape(result) = {list(result.shape)} must be {list(want)} "
                         f"(dim {d} = {' + '.join(str(s) for s in sizes)})")
 
@@ -663,7 +650,7 @@ def _verify_pad(ctx: OpCall) -> None:
         raise ctx.error("C3", f"interior_padding = {list(interior)} must be >= 0")
     want = tuple(None if n is None else n + lo + max(n - 1, 0) * i + hi
                  for n, lo, hi, i in zip(operand.shape, low, high, interior, strict=True))
-    if not _dims_match(result.shape, want):
+    if not shapes_compatible(result.shape, want):
         raise ctx.error("C4", f"shape(result) = {list(result.shape)} must be shape(operand) + "
                         "edge_padding_low + max(shape(operand) - 1, 0) * interior_padding + "
                         f"edge_padding_high = {list(want)}")

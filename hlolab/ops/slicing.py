@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import ExecutionError
-from hlolab.ops.common import check_value, reject_quantized
+from hlolab.ops.common import check_value, operand_tensor, reject_quantized
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element, same_type
 from hlolab.trace.explain import Explanation, Step
@@ -31,18 +31,6 @@ Index = tuple[np.ndarray, ...]
 
 
 # --- shared checks ---------------------------------------------------------------------
-
-def _tensor(ctx: OpCall, i: int, label: str, what: str) -> TensorType:
-    """Operand ``i`` as a tensor or per-tensor quantized tensor (per-axis is not allowed)."""
-    if i >= len(ctx.operand_types):
-        raise ctx.error(label, f"missing {what}: the op has {len(ctx.operand_types)} operands")
-    t = ctx.operand_types[i]
-    if not isinstance(t, TensorType):
-        raise ctx.error(label, f"{what} must be a tensor, got {t}")
-    if isinstance(t.element, QuantizedElementType) and t.element.is_per_axis:
-        raise ctx.error(label, f"{what} must be a tensor or per-tensor quantized tensor, got {t}")
-    return t
-
 
 def _result(ctx: OpCall) -> TensorType:
     if len(ctx.result_types) != 1:
@@ -128,7 +116,7 @@ def _start_steps(ctx: OpCall, start: tuple[int, ...], adjusted: tuple[int, ...],
 # --- dynamic_slice ---------------------------------------------------------------------
 
 def _verify_dynamic_slice(ctx: OpCall) -> None:
-    operand = _tensor(ctx, 0, "I1", "operand")
+    operand = operand_tensor(ctx, 0, "I1", "operand", per_tensor_only=True)
     result = _result(ctx)
     starts = _start_index_types(ctx, 1, "I2", "C3")
     sizes = ctx.ints("slice_sizes")
@@ -202,8 +190,8 @@ def dynamic_slice(ctx: OpCall, operand: np.ndarray, *start_indices: np.ndarray) 
 # --- dynamic_update_slice --------------------------------------------------------------
 
 def _verify_dynamic_update_slice(ctx: OpCall) -> None:
-    operand = _tensor(ctx, 0, "I1", "operand")
-    update = _tensor(ctx, 1, "I2", "update")
+    operand = operand_tensor(ctx, 0, "I1", "operand", per_tensor_only=True)
+    update = operand_tensor(ctx, 1, "I2", "update", per_tensor_only=True)
     result = _result(ctx)
     starts = _start_index_types(ctx, 2, "I3", "C5")
     if not same_type(operand, result):

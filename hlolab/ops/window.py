@@ -48,7 +48,7 @@ import numpy as np
 
 from hlolab.errors import ExecutionError
 from hlolab.ir.module import Region
-from hlolab.ops.common import check_value, reject_quantized, wrap_int
+from hlolab.ops.common import check_value, dims_fit, per_tensor_type, reject_quantized, wrap_int
 from hlolab.ops.compare import compare_arrays, default_compare_type
 from hlolab.ops.elementwise import _NARROW_FLOATS, _compute, _wide
 from hlolab.ops.regions import (
@@ -66,7 +66,7 @@ from hlolab.ops.shape import same_element
 from hlolab.trace.explain import Explanation, Step
 from hlolab.trace.fanin import Fan, FanInProvenance, expand
 from hlolab.trace.provenance import Provenance, Source, Target, _check_mask, _merge, check_index, value_shape
-from hlolab.types import ElementType, QuantizedElementType, TensorType
+from hlolab.types import ElementType, TensorType
 
 EXPLAIN_MAX_WINDOWS = 32  # select_and_scatter explain lists at most this many windows
 
@@ -253,18 +253,6 @@ def combine_step(kind: str, et: ElementType, a: np.ndarray, b: np.ndarray) -> np
 
 # --- reduce_window: verification ---------------------------------------------------------
 
-def _tensor(ctx: OpCall, t: Any, label: str, what: str) -> TensorType:
-    if not isinstance(t, TensorType):
-        raise ctx.error(label, f"{what} must be a tensor, got {t}")
-    if isinstance(t.element, QuantizedElementType) and t.element.is_per_axis:
-        raise ctx.error(label, f"{what} must be a tensor or per-tensor quantized tensor, got {t}")
-    return t
-
-
-def _fits(a: int | None, b: int | None) -> bool:
-    return a is None or b is None or a == b
-
-
 def _check_sizes(ctx: OpCall, rank: int, name: str, values: Sequence[int], c_size: str,
                  c_positive: str | None, what: str) -> None:
     if len(values) != rank:
@@ -291,14 +279,14 @@ def _verify_reduce_window(ctx: OpCall) -> None:
         raise ctx.error("C1", f"0 < size(inputs) = size(init_values) = size(results) does not hold: "
                         f"{len(types)} operands (inputs..., init_values...) and "
                         f"{len(ctx.result_types)} results")
-    inputs = [_tensor(ctx, t, "I1", f"inputs[{i}]") for i, t in enumerate(types[:n])]
-    inits = [_tensor(ctx, t, "I2", f"init_values[{i}]") for i, t in enumerate(types[n:])]
+    inputs = [per_tensor_type(ctx, t, "I1", f"inputs[{i}]") for i, t in enumerate(types[:n])]
+    inits = [per_tensor_type(ctx, t, "I2", f"init_values[{i}]") for i, t in enumerate(types[n:])]
     for i, t in enumerate(inits):
         if t.rank != 0:
             raise ctx.error("I2", f"init_values[{i}] must be a 0-dimensional tensor, got {t}")
     shape0 = inputs[0].shape
     for i, t in enumerate(inputs):
-        if t.rank != len(shape0) or not all(_fits(a, b) for a, b in zip(t.shape, shape0, strict=True)):
+        if t.rank != len(shape0) or not all(dims_fit(a, b) for a, b in zip(t.shape, shape0, strict=True)):
             raise ctx.error("C2", f"same(shape(inputs...)) does not hold: inputs[{i}] is {t}, "
                             f"inputs[0] is {inputs[0]}")
     for i, (a, b) in enumerate(zip(inputs, inits, strict=True)):
@@ -318,16 +306,16 @@ def _verify_reduce_window(ctx: OpCall) -> None:
     if isinstance(pad, np.ndarray):
         raise ctx.error("C12", f"shape(padding) = {list(pad.shape)} must be [rank(inputs[0]), 2] "
                         f"= [{r}, 2]")
-    results = [_tensor(ctx, t, "C14", f"results[{i}]") for i, t in enumerate(ctx.result_types)]
+    results = [per_tensor_type(ctx, t, "C14", f"results[{i}]") for i, t in enumerate(ctx.result_types)]
     for i, t in enumerate(results):
-        if t.rank != results[0].rank or not all(_fits(a, b) for a, b in zip(t.shape, results[0].shape,
+        if t.rank != results[0].rank or not all(dims_fit(a, b) for a, b in zip(t.shape, results[0].shape,
                                                                              strict=True)):
             raise ctx.error("C14", f"same(shape(results...)) does not hold: results[{i}] is {t}, "
                             f"results[0] is {results[0]}")
     if all(s is not None for s in shape0):
         p = reduce_window_params(ctx, shape0)  # type: ignore[arg-type]
         want_shape = p.num_windows
-        if results[0].rank != r or not all(_fits(a, b) for a, b in zip(results[0].shape, want_shape,
+        if results[0].rank != r or not all(dims_fit(a, b) for a, b in zip(results[0].shape, want_shape,
                                                                        strict=True)):
             raise ctx.error("C15", f"shape(results[0]) = {list(results[0].shape)} must be num_windows "
                             f"= {list(want_shape)} (padded_input_shape = {list(p.padded_input_shape)}, "
@@ -640,9 +628,9 @@ def _verify_select_and_scatter(ctx: OpCall) -> None:
     if len(types) != 3 or len(ctx.result_types) != 1:
         raise ctx.error(None, f"select_and_scatter takes (operand, source, init_value) and has one "
                         f"result, got {len(types)} operands and {len(ctx.result_types)} results")
-    operand = _tensor(ctx, types[0], "I1", "operand")
-    source = _tensor(ctx, types[1], "I2", "source")
-    init = _tensor(ctx, types[2], "I3", "init_value")
+    operand = per_tensor_type(ctx, types[0], "I1", "operand")
+    source = per_tensor_type(ctx, types[1], "I2", "source")
+    init = per_tensor_type(ctx, types[2], "I3", "init_value")
     if init.rank != 0:
         raise ctx.error("I3", f"init_value must be a 0-dimensional tensor, got {init}")
     if not same_element(operand.element, source.element):
@@ -661,7 +649,7 @@ def _verify_select_and_scatter(ctx: OpCall) -> None:
     if all(s is not None for s in operand.shape):
         p = select_and_scatter_params(ctx, operand.shape)  # type: ignore[arg-type]
         want = p.num_windows
-        if source.rank != r or not all(_fits(a, b) for a, b in zip(source.shape, want, strict=True)):
+        if source.rank != r or not all(dims_fit(a, b) for a, b in zip(source.shape, want, strict=True)):
             raise ctx.error("C2", f"shape(source) = {list(source.shape)} must be num_windows = "
                             f"{list(want)} (padded_operand_shape = {list(p.padded_input_shape)}, "
                             f"window_dimensions = {list(p.window_dimensions)}, window_strides = "
@@ -681,8 +669,8 @@ def _verify_select_and_scatter(ctx: OpCall) -> None:
         raise ctx.error("C9", f"select must have type (tensor<{e}>, tensor<{e}>) -> tensor<i1>, "
                         f"got {have}")
     (es,) = check_combiner_types(ctx, [operand], "C10", "scatter", region=1)
-    result = _tensor(ctx, ctx.result_types[0], "C11", "result")
-    if result.rank != r or not all(_fits(a, b) for a, b in zip(result.shape, operand.shape, strict=True)):
+    result = per_tensor_type(ctx, ctx.result_types[0], "C11", "result")
+    if result.rank != r or not all(dims_fit(a, b) for a, b in zip(result.shape, operand.shape, strict=True)):
         raise ctx.error("C11", f"shape(result) = {list(result.shape)} must equal shape(operand) = "
                         f"{list(operand.shape)}")
     if not same_element(result.element, es):
