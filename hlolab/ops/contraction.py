@@ -480,6 +480,20 @@ def _dot_general_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) 
                            "paired position by position")
 
 
+def _sum_notes(le: ElementType, oe: ElementType, total: int, order: str, summer: str) -> list[str]:
+    """The explain notes on how a dot product's terms are really summed."""
+    notes = []
+    if total > 1 and (le.is_float or le.is_complex):
+        notes.append(f"the products are listed in {order} order; {summer} sums them in a "
+                     "different (blocked) order, so the last bits may differ from a left-to-right sum")
+    if le.is_float and le.bits < 32:
+        notes.append(f"{le} operands are multiplied and summed in f32 and rounded once to {oe} "
+                     "(XLA:CPU)")
+    if le.is_int:
+        notes.append(f"integer products and sums wrap to {oe}'s width")
+    return notes
+
+
 def _dot_general_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                          index: tuple) -> Explanation:
     if result != 0:
@@ -519,16 +533,7 @@ def _dot_general_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], res
     steps.append(Step("dot_product", "reduce(multiply(reshaped_lhs_slice, reshaped_rhs_slice), "
                       f"init 0, add) over dims(lhs, lhs_contracting_dimensions) = {list(W)} "
                       f"({total} products)", value, children=children))
-    notes = []
-    if total > 1 and (le.is_float or le.is_complex):
-        notes.append("the products are listed in row-major contracting order; numpy/BLAS sums "
-                     "them in a different (blocked) order, so the last bits may differ from a "
-                     "left-to-right sum")
-    if le.is_float and le.bits < 32:
-        notes.append(f"{le} operands are multiplied and summed in f32 and rounded once to {oe} "
-                     "(XLA:CPU)")
-    if le.is_int:
-        notes.append(f"integer products and sums wrap to {oe}'s width")
+    notes = _sum_notes(le, oe, total, "row-major contracting", "numpy/BLAS")
     alg = dot_algorithm(ctx)
     if alg is not None:
         notes.append(f"algorithm {alg}: operands rounded to the precision types, summed in "
@@ -1083,16 +1088,8 @@ def _conv_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: in
                       "kernel_spatial_dimensions + [kernel_input_feature_dimension]) at this "
                       f"output feature ({total} products, {n_pad} on padding or holes)", value,
                       children=children))
-    notes = []
-    if total > 1 and (le.is_float or le.is_complex):
-        notes.append("products are listed in row-major (input feature, kernel spatial) order; "
-                     "the im2col matmul (BLAS) sums them in a different order, so the last bits "
-                     "may differ from a left-to-right sum")
-    if le.is_float and le.bits < 32:
-        notes.append(f"{le} operands are multiplied and summed in f32 and rounded once to {oe} "
-                     "(XLA:CPU)")
-    if le.is_int:
-        notes.append(f"integer products and sums wrap to {oe}'s width")
+    notes = _sum_notes(le, oe, total, "row-major (input feature, kernel spatial)",
+                       "the im2col matmul (BLAS)")
     if total > EXPLAIN_MAX_PAIRS:
         notes.append(f"{total - EXPLAIN_MAX_PAIRS} more products not listed")
     return Explanation(ctx.op.name, idx, steps, value, notes, 0)
