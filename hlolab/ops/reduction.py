@@ -64,6 +64,7 @@ from hlolab.ops.common import (
     dims_fit,
     per_tensor_type,
     reject_quantized,
+    same_element,
     shapes_compatible,
     wrap_int,
 )
@@ -72,6 +73,7 @@ from hlolab.ops.regions import (
     INT_UFUNCS,
     can_combine_at,
     check_combiner_types,
+    check_inputs_and_inits,
     recognize_binary_each,
 )
 from hlolab.ops.registry import OpCall, op
@@ -90,18 +92,7 @@ EXPLAIN_MAX_ELEMENTS = 256  # explain lists at most this many reduced elements a
 
 # --- shared helpers --------------------------------------------------------------------
 
-def _key(e: Any) -> tuple:
-    """What makes two element types one type (i32 = si32; bf16 != f16)."""
-    if isinstance(e, QuantizedElementType):
-        return ("quant", _key(e.storage), _key(e.expressed), e.storage_min, e.storage_max, e.axis)
-    if isinstance(e, ElementType):
-        return (e.kind, e.bits) if e.kind in ("sint", "uint", "bool") else (e.kind, e.name)
-    return ("other", str(e))
-
-
-def _baseline_key(e: Any) -> tuple:
-    """baseline_element_type: a quantized type without its scales and zero points."""
-    return _key(e)
+BASELINE = ("scales", "zero_points")  # baseline_element_type: quantized types without these
 
 
 def _is_float(e: Any) -> bool:
@@ -142,25 +133,7 @@ def _reduce_n(ctx: OpCall) -> int:
 
 
 def _verify_reduce(ctx: OpCall) -> None:
-    types = ctx.operand_types
-    n = len(types) // 2
-    if n == 0 or len(types) % 2 or len(ctx.result_types) != n:
-        raise ctx.error("C3", f"0 < size(inputs) = size(init_values) = size(results) = N does not "
-                        f"hold: {len(types)} operands (inputs..., init_values...) and "
-                        f"{len(ctx.result_types)} results")
-    inputs = [per_tensor_type(ctx, t, "I1", f"inputs[{i}]") for i, t in enumerate(types[:n])]
-    inits = [per_tensor_type(ctx, t, "I2", f"init_values[{i}]") for i, t in enumerate(types[n:])]
-    for i, t in enumerate(inits):
-        if t.rank != 0:
-            raise ctx.error("I2", f"init_values[{i}] must be a 0-dimensional tensor, got {t}")
-    for i, t in enumerate(inputs):
-        if not shapes_compatible(t.shape, inputs[0].shape):
-            raise ctx.error("C1", f"same(shape(inputs...)) does not hold: inputs[{i}] is {t}, "
-                            f"inputs[0] is {inputs[0]}")
-    for i, (a, b) in enumerate(zip(inputs, inits, strict=True)):
-        if _key(a.element) != _key(b.element):
-            raise ctx.error("C2", f"element_type(inputs[{i}]) = {a.element} must equal "
-                            f"element_type(init_values[{i}]) = {b.element}")
+    inputs, _ = check_inputs_and_inits(ctx, "C3", "C1", "C2")
     dims = ctx.ints("dimensions")
     rank = inputs[0].rank
     for d in dims:
@@ -176,7 +149,7 @@ def _verify_reduce(ctx: OpCall) -> None:
         if not shapes_compatible(rt.shape, kept):
             raise ctx.error("C7", f"shape(results[{i}]) = {list(rt.shape)} must be shape(inputs...) "
                             f"= {list(inputs[0].shape)} without dimensions {list(dims)}: {kept}")
-        if _key(rt.element) != _key(es[i]):
+        if not same_element(rt.element, es[i]):
             raise ctx.error("C8", f"element_type(results[{i}]) = {rt.element} must be E{i} = {es[i]} "
                             "(the body's element type)")
 
@@ -435,10 +408,10 @@ def _verify_map(ctx: OpCall) -> None:
     have = _signature(args, rets)
     want = (f"({', '.join(f'tensor<{t.element}>' for t in inputs)}) -> tensor<{rt.element}>")
     ok = (len(args) == len(inputs)
-          and all(isinstance(a, TensorType) and a.rank == 0 and _key(a.element) == _key(t.element)
+          and all(isinstance(a, TensorType) and a.rank == 0 and same_element(a.element, t.element)
                   for a, t in zip(args, inputs, strict=True))
           and rets is not None and len(rets) == 1 and isinstance(rets[0], TensorType)
-          and rets[0].rank == 0 and _key(rets[0].element) == _key(rt.element))
+          and rets[0].rank == 0 and same_element(rets[0].element, rt.element))
     if not ok:
         raise ctx.error("C4", f"computation must have type {want}, got {have}")
 
@@ -468,7 +441,7 @@ def _verify_reduce_precision(ctx: OpCall) -> None:
     if not _is_float(t.element):
         raise ctx.error("I1", f"operand must be a tensor of floating-point type or per-tensor "
                         f"quantized tensor, got {t}")
-    if not shapes_compatible(t.shape, r.shape) or _baseline_key(t.element) != _baseline_key(r.element):
+    if not shapes_compatible(t.shape, r.shape) or not same_element(t.element, r.element, BASELINE):
         raise ctx.error("C1", f"baseline_type(operand) = {t} must equal baseline_type(output) = {r}")
     e = ctx.int("exponent_bits")
     m = ctx.int("mantissa_bits")
@@ -619,9 +592,8 @@ def _verify_bn(ctx: OpCall, in_names: Sequence[str], out_names: Sequence[str], f
     if not 0 <= fi < operand.rank:
         raise ctx.error("C1", f"0 <= feature_index < rank(operand) does not hold: feature_index = "
                         f"{fi}, rank(operand) = {operand.rank}")
-    base = _baseline_key(operand.element)
     for name, t in ts.items():
-        if _baseline_key(t.element) != base:
+        if not same_element(t.element, operand.element, BASELINE):
             raise ctx.error(checks["element"], f"{', '.join(ts)} must have the same "
                             f"baseline_element_type: operand is {operand.element}, {name} is {t.element}")
     for name in full:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from hlolab.ir.module import Region, Value
-from hlolab.ops.common import is_promotable, same_element, wrap_int
+from hlolab.ops.common import is_promotable, per_tensor_type, same_element, shapes_compatible, wrap_int
 from hlolab.ops.elementwise import _wide
 from hlolab.ops.registry import OpCall
 from hlolab.types import ElementType, TensorType
@@ -100,6 +100,34 @@ def recognize_binary(region: Region) -> str | None:
     if not names or any(n != names[0] for n in names):
         return None
     return names[0]
+
+
+def check_inputs_and_inits(ctx: OpCall, count: str, shape: str,
+                           element: str) -> tuple[list[TensorType], list[TensorType]]:
+    """The operands ``inputs..., init_values...`` of reduce and reduce_window with their
+    shared constraints (constraint labels differ per op): ``0 < size(inputs) =
+    size(init_values) = size(results)``, rank-0 init values (I2), ``same(shape(inputs...))``
+    and ``element_type(inputs[i]) = element_type(init_values[i])``."""
+    types = ctx.operand_types
+    n = len(types) // 2
+    if n == 0 or len(types) % 2 or len(ctx.result_types) != n:
+        raise ctx.error(count, f"0 < size(inputs) = size(init_values) = size(results) does not hold: "
+                        f"{len(types)} operands (inputs..., init_values...) and "
+                        f"{len(ctx.result_types)} results")
+    inputs = [per_tensor_type(ctx, t, "I1", f"inputs[{i}]") for i, t in enumerate(types[:n])]
+    inits = [per_tensor_type(ctx, t, "I2", f"init_values[{i}]") for i, t in enumerate(types[n:])]
+    for i, t in enumerate(inits):
+        if t.rank != 0:
+            raise ctx.error("I2", f"init_values[{i}] must be a 0-dimensional tensor, got {t}")
+    for i, t in enumerate(inputs):
+        if not shapes_compatible(t.shape, inputs[0].shape):
+            raise ctx.error(shape, f"same(shape(inputs...)) does not hold: inputs[{i}] is {t}, "
+                            f"inputs[0] is {inputs[0]}")
+    for i, (a, b) in enumerate(zip(inputs, inits, strict=True)):
+        if not same_element(a.element, b.element):
+            raise ctx.error(element, f"element_type(inputs[{i}]) = {a.element} must equal "
+                            f"element_type(init_values[{i}]) = {b.element}")
+    return inputs, inits
 
 
 def check_combiner_types(ctx: OpCall, inputs: list[TensorType], constraint: str,

@@ -48,7 +48,14 @@ import numpy as np
 
 from hlolab.errors import ExecutionError
 from hlolab.ir.module import Region
-from hlolab.ops.common import check_value, dims_fit, per_tensor_type, reject_quantized, wrap_int
+from hlolab.ops.common import (
+    check_value,
+    dims_fit,
+    per_tensor_type,
+    reject_quantized,
+    shapes_compatible,
+    wrap_int,
+)
 from hlolab.ops.compare import compare_arrays, default_compare_type
 from hlolab.ops.elementwise import _NARROW_FLOATS, _compute, _wide
 from hlolab.ops.regions import (
@@ -56,6 +63,7 @@ from hlolab.ops.regions import (
     INT_UFUNCS,
     can_combine_at,
     check_combiner_types,
+    check_inputs_and_inits,
     combine_at,
     recognize_binary,
     recognize_binary_each,
@@ -273,26 +281,8 @@ def _region_signature(region: Region) -> tuple[list[Any], list[Any] | None, str]
 
 
 def _verify_reduce_window(ctx: OpCall) -> None:
-    types = ctx.operand_types
-    n = len(types) // 2
-    if not types or len(types) % 2 or len(ctx.result_types) != n:
-        raise ctx.error("C1", f"0 < size(inputs) = size(init_values) = size(results) does not hold: "
-                        f"{len(types)} operands (inputs..., init_values...) and "
-                        f"{len(ctx.result_types)} results")
-    inputs = [per_tensor_type(ctx, t, "I1", f"inputs[{i}]") for i, t in enumerate(types[:n])]
-    inits = [per_tensor_type(ctx, t, "I2", f"init_values[{i}]") for i, t in enumerate(types[n:])]
-    for i, t in enumerate(inits):
-        if t.rank != 0:
-            raise ctx.error("I2", f"init_values[{i}] must be a 0-dimensional tensor, got {t}")
+    inputs, _ = check_inputs_and_inits(ctx, "C1", "C2", "C3")
     shape0 = inputs[0].shape
-    for i, t in enumerate(inputs):
-        if t.rank != len(shape0) or not all(dims_fit(a, b) for a, b in zip(t.shape, shape0, strict=True)):
-            raise ctx.error("C2", f"same(shape(inputs...)) does not hold: inputs[{i}] is {t}, "
-                            f"inputs[0] is {inputs[0]}")
-    for i, (a, b) in enumerate(zip(inputs, inits, strict=True)):
-        if not same_element(a.element, b.element):
-            raise ctx.error("C3", f"element_type(inputs[{i}]) = {a.element} must equal "
-                            f"element_type(init_values[{i}]) = {b.element}")
     r = len(shape0)
     ones = (1,) * r
     wd = ctx.ints("window_dimensions")
@@ -308,8 +298,7 @@ def _verify_reduce_window(ctx: OpCall) -> None:
                         f"= [{r}, 2]")
     results = [per_tensor_type(ctx, t, "C14", f"results[{i}]") for i, t in enumerate(ctx.result_types)]
     for i, t in enumerate(results):
-        if t.rank != results[0].rank or not all(dims_fit(a, b) for a, b in zip(t.shape, results[0].shape,
-                                                                             strict=True)):
+        if not shapes_compatible(t.shape, results[0].shape):
             raise ctx.error("C14", f"same(shape(results...)) does not hold: results[{i}] is {t}, "
                             f"results[0] is {results[0]}")
     if all(s is not None for s in shape0):
