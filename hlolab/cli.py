@@ -113,39 +113,110 @@ def cmd_print(ns: argparse.Namespace) -> int:
     return status
 
 
-def cmd_explain(ns: argparse.Namespace) -> int:
-    from hlolab.interp.engine import Interpreter
-    from hlolab.ir.parser import parse_module
-    from hlolab.ops.registry import lookup
-    from hlolab.runner import random_args
-    from hlolab.trace.explain import format_explanation
-    from hlolab.trace.locate import ValueRef, find_event, parse_index
+def _session(ns: argparse.Namespace) -> Any:
+    """A Session on FILE / --example with inputs from --args, --input and --seed, run to the end."""
+    from hlolab.session import Session
 
     path = str(_example_path(ns.example)) if ns.example else ns.file
     if path is None:
-        print("hlolab explain: give FILE.mlir or --example NAME", file=sys.stderr)
-        return 2
-    module = parse_module(Path(path).read_text(), path)
-    interp = Interpreter(module)
-    func = interp.entry(ns.entry)
+        raise HloLabError(f"hlolab {ns.command}: give FILE.mlir or --example NAME")
+    session = Session.open(path, entry=ns.entry)
     args = _load_inputs(ns)
-    if args is None:
-        args = random_args(func, ns.seed) if func.args else []
-    event, k = find_event(interp.events(func.name, args), ValueRef.parse(ns.value), ns.iteration)
-    index = parse_index(ns.index)
-    opdef = lookup(event.op.name)
-    loc = f" (line {event.op.loc.line})" if event.op.loc else ""
-    print(f"{ns.value}{list(index)} = {event.op.name}{loc}, {event.frame.describe()}")
-    if opdef is not None and opdef.explain is not None:
-        print(format_explanation(opdef.explain(event.call, event.inputs, event.outputs, k, index)))
-    prov = event.provenance()
-    if prov is not None:
+    if args is None and session.func.args and ns.seed is None:
+        raise HloLabError(f"@{session.func.name} takes {len(session.func.args)} arguments: give them "
+                          "with --args, --input FILE.npy, or --seed N for random values")
+    session.bind(args, seed=ns.seed)
+    stop = session.run(max_steps=10**12)
+    if stop.error is not None:
+        raise stop.error
+    return session
+
+
+def cmd_explain(ns: argparse.Namespace) -> int:
+    from hlolab.session import explain_element
+    from hlolab.trace.explain import format_explanation
+    from hlolab.trace.locate import parse_index
+
+    session = _session(ns)
+    e = explain_element(session, ns.value, parse_index(ns.index), ns.iteration)
+    if e.event is None:
+        print(f"{ns.value}{list(e.index)} = {e.element}: argument #{e.value[1]} of @{session.func.name}")
+        return 0
+    loc = f" (line {e.event.op.loc.line})" if e.event.op.loc else ""
+    print(f"{ns.value}{list(e.index)} = {e.event.op.name}{loc}, {e.event.frame.describe()}")
+    if e.explanation is not None:
+        print(format_explanation(e.explanation))
+    if e.sources:
         print("sources:")
-        names = [v.name for v in event.op.operands]
-        for s in prov.sources(k, index):
-            what = names[s.operand] if s.operand is not None else "(implicit)"
-            print(f"  {what}[{', '.join(map(str, s.index))}]  {s.role}")
+        for s in e.sources:
+            print(f"  {s.label or '(implicit)'}[{', '.join(map(str, s.source.index))}]  {s.source.role}")
+        print("next step back:")
+        for label, producer in dict.fromkeys((s.label, s.producer) for s in e.sources if s.label):
+            print(f"  {label} = {producer}")
     return 0
+
+
+def cmd_trace(ns: argparse.Namespace) -> int:
+    import json
+
+    from hlolab.trace.locate import parse_index
+
+    session = _session(ns)
+    index = parse_index(ns.index)
+    trace = (session.targets if ns.forward else session.sources)(ns.value, index, ns.iteration)
+    if ns.json:  # one source per line: readable, and still one JSON document
+        js = trace.as_json(limit=ns.limit)
+        key = "sources" if "sources" in js else "targets"
+        items = js.pop(key)
+        head = json.dumps(js)[:-1]
+        body = ",\n  ".join(json.dumps(e) for e in items)
+        print(f"{head}, \"{key}\": [\n  {body}\n]}}" if items else f"{head}, \"{key}\": []}}")
+        return 0
+    print(format_trace(session, trace, ns.limit))
+    return 0
+
+
+def format_trace(session: Any, trace: Any, limit: int | None = None) -> str:
+    """A trace as a readable tree: per value, per role, the elements as boxes and the shortest path."""
+    from hlolab.trace.boxes import format_mask
+
+    d = trace.query
+    what = "made from nothing (a leaf)"
+    if d[0] != 0:
+        ev = session._by_id[d[0]]
+        loc = f" (line {ev.op.loc.line})" if ev.op.loc else ""
+        what = f"= {ev.op.name}{loc}"
+    elif trace.direction == "back":
+        what = f"= argument #{d[1]} of @{session.func.name}"
+    head = f"{trace.label}[{', '.join(map(str, trace.index))}] {what}"
+    if not trace.groups:
+        return head + "\n  (no " + ("sources" if trace.direction == "back" else "targets") + ")"
+    by_value: dict[str, list[Any]] = {}
+    # arguments in order, then the other values in program order
+    for g in sorted(trace.groups, key=lambda g: (g.value[0] != 0, g.value)):
+        by_value.setdefault(g.label, []).append(g)
+    n = trace.count()
+    verb = "depends on" if trace.direction == "back" else "flows into"
+    lines = [f"{head}\n{verb} {n} element{'s' if n != 1 else ''} of {len(by_value)} value"
+             f"{'s' if len(by_value) != 1 else ''}:"]
+    values = list(by_value.items())
+    for vi, (label, groups) in enumerate(values):
+        last_v = vi == len(values) - 1
+        shape = groups[0].mask.shape
+        lines.append(f"{'└─' if last_v else '├─'} {label}  ({'x'.join(map(str, shape)) or 'scalar'})")
+        pad = "   " if last_v else "│  "
+        for gi, g in enumerate(groups):
+            last_g = gi == len(groups) - 1
+            boxes = format_mask(label, g.mask, limit=limit or 8)
+            lines.append(f"{pad}{'└─' if last_g else '├─'} {g.role:10s} {boxes[0]}")
+            sub = pad + ("   " if last_g else "│  ")
+            lines += [f"{sub}{' ' * 11}{b}" for b in boxes[1:]]
+            hops = " → ".join(f"{h.op.split('.', 1)[-1]} {h.name}"
+                              + (f" [it {h.frame.iteration}]" if h.frame is not None
+                                 and h.frame.iteration is not None else "") for h in g.path)
+            paths = f"; {g.n_paths} paths" if g.n_paths != 1 else ""
+            lines.append(f"{sub}{' ' * 11}via {hops or '(itself)'}{paths}")
+    return "\n".join(lines)
 
 
 def cmd_ops(ns: argparse.Namespace) -> int:
@@ -198,6 +269,21 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--input", action="append", metavar="FILE.npy")
     ex.add_argument("--seed", type=int)
     ex.set_defaults(fn=cmd_explain)
+
+    tr = sub.add_parser("trace", help="trace one element back (or forward) through the whole program")
+    tr.add_argument("file", nargs="?", metavar="FILE.mlir")
+    tr.add_argument("--example", metavar="NAME", help="use a built-in example")
+    tr.add_argument("--value", required=True, metavar="[@func:]%name[#k]", help="the value, e.g. %%3")
+    tr.add_argument("--index", default="", metavar="i,j,...", help="the element (empty for a scalar)")
+    tr.add_argument("--iteration", type=int, help="loop iteration, for values inside a while body")
+    tr.add_argument("--forward", action="store_true", help="where the element flows to, not from")
+    tr.add_argument("--json", action="store_true", help="print JSON for tools (each element once per role)")
+    tr.add_argument("--limit", type=int, help="at most N boxes per line group / N JSON elements")
+    tr.add_argument("--entry", metavar="NAME")
+    tr.add_argument("--args", metavar="LITERAL")
+    tr.add_argument("--input", action="append", metavar="FILE.npy")
+    tr.add_argument("--seed", type=int)
+    tr.set_defaults(fn=cmd_trace)
 
     sub.add_parser("ops", help="list the ops hlolab can execute").set_defaults(fn=cmd_ops)
     sub.add_parser("examples", help="list the built-in examples").set_defaults(fn=cmd_examples)

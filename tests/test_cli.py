@@ -116,7 +116,9 @@ def test_explain_a_reduce_window_element_on_padding(capsys):
     assert "stablehlo.reduce_window result[0, 0, 0, 0] = 7.0" in out
     assert "window_start = result_index * window_strides = (0, 0, 0, 0) * (1, 2, 2, 1) = (0, 0, 0, 0)" in out
     assert "position (0, 0, 0, 0) is padding = -inf" in out
-    sources = out.split("sources:\n")[1].splitlines()
+    sources = out.split("sources:\n")[1].split("next step back:\n")[0].splitlines()
+    assert out.split("next step back:\n")[1].splitlines() == [
+        "  %cst = stablehlo.constant (line 4)", "  %arg0 = argument of @main"]
     assert sources == ["  %cst[]  init", "  %arg0[0, 0, 0, 0]  window", "  %arg0[0, 0, 1, 0]  window",
                        "  %arg0[0, 1, 0, 0]  window", "  %arg0[0, 1, 1, 0]  window", "  %cst[]  pad_value"]
 
@@ -127,7 +129,7 @@ def test_ops_and_examples_list(capsys):
     assert "stablehlo.pad  (Pad)" in names and "stablehlo.while" in names
     assert main(["examples"]) == 0
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
-    assert listed == ["conv2d", "maxpool", "softplus"]
+    assert listed == ["conv2d", "conv_maxpool", "maxpool", "mlp_step", "softplus"]
 
 
 def test_help_does_not_import_front_ends():
@@ -144,7 +146,7 @@ def test_help_does_not_import_front_ends():
 def test_every_subcommand_help_prints(capsys):
     import pytest
 
-    for cmd in ("run", "print", "explain", "ops", "examples"):
+    for cmd in ("run", "print", "explain", "trace", "ops", "examples"):
         with pytest.raises(SystemExit) as e:
             main([cmd, "--help"])
         assert e.value.code == 0

@@ -27,26 +27,43 @@ DEFAULT_ELEMENT_BUDGET = 2**28  # elements per tensor; refused before allocation
 DEFAULT_STEP_BUDGET = 10_000_000  # executed ops per run (guards runaway while loops)
 DEFAULT_MAX_CALL_DEPTH = 200
 
+# Where a value came from: (node id, result number). Node ``ARGS_NODE`` holds the
+# entry function's arguments; every other node is an executed op instance
+# (``OpRun.id``). Region and function arguments are not nodes: they take the
+# definition of the value bound to them, so dataflow links skip the aliasing.
+Def = tuple[int, int]
+ARGS_NODE = 0
+
 
 @dataclass(frozen=True)
 class Frame:
-    """Where an op instance ran: function, op path, region and loop iteration."""
+    """Where an op instance ran: function, op path, region and loop iteration.
+
+    ``depth`` counts the regions and calls the op is nested in (0: the entry
+    function's body); ``parent`` links to the frame of the enclosing op (or
+    the calling op), so the chain is the call stack.
+    """
 
     func: str
     path: tuple[int, ...] = ()  # op indices from the function body down
     region: int | None = None  # region number of the enclosing op, when nested
     iteration: int | None = None  # loop iteration of the innermost while
     parent: Frame | None = field(default=None, compare=False, repr=False)
+    depth: int = field(default=0, compare=False)
 
     def child(self, path_index: int, region: int | None = None,
               iteration: int | None = None) -> Frame:
         return Frame(self.func, self.path + (path_index,), region,
-                     iteration if iteration is not None else self.iteration, self)
+                     iteration if iteration is not None else self.iteration, self, self.depth)
 
     def into(self, region: int, iteration: int | None = None) -> Frame:
         """The frame of region ``region`` of the op at this frame."""
         return Frame(self.func, self.path, region,
-                     iteration if iteration is not None else self.iteration, self)
+                     iteration if iteration is not None else self.iteration, self, self.depth + 1)
+
+    def call(self, func: str) -> Frame:
+        """The frame of the body of ``func`` called by the op at this frame."""
+        return Frame(func, (), None, None, self, self.depth + 1)
 
     def describe(self) -> str:
         s = f"@{self.func}"
@@ -58,8 +75,26 @@ class Frame:
 
 
 @dataclass
+class RegionRun:
+    """One stepped execution of a region (or called function) by a control-flow op."""
+
+    region: int  # region number; -1 for a called function's body
+    iteration: int | None
+    arg_defs: list[Def | None]
+    return_defs: list[Def | None]
+
+
+@dataclass
 class OpRun:
-    """One executed op instance: the event the stepper, TUI and tracer consume."""
+    """One executed op instance: the event the stepper, TUI and tracer consume.
+
+    ``operand_defs[i]`` says which earlier node computed operand ``i``.
+    Control-flow ops (while, if, case, call) also say where their results come
+    from: ``result_defs[r]`` is the value result ``r`` takes (a body's last
+    return, a branch's return) and ``control_defs`` the values that decided
+    which (a while's conditions, an if's predicate). ``regions`` lists the
+    region executions in order.
+    """
 
     id: int
     op: Op
@@ -67,6 +102,10 @@ class OpRun:
     outputs: list[Any]
     frame: Frame
     call: OpCall
+    operand_defs: list[Def | None] = field(default_factory=list)
+    result_defs: list[Def | None] | None = None
+    control_defs: list[Def] = field(default_factory=list)
+    regions: list[RegionRun] = field(default_factory=list)
 
     def provenance(self) -> Any:
         """The op's per-instance provenance (None where the op defines none)."""
@@ -80,12 +119,24 @@ class InterpCall(OpCall):
     """OpCall with access to the running interpreter (regions, calls)."""
 
     def __init__(self, op: Op, interp: Interpreter, env: dict[Any, Any], frame: Frame,
-                 batch_shape: tuple[int, ...] = ()):
+                 batch_shape: tuple[int, ...] = (), denv: dict[Any, Def] | None = None,
+                 operand_defs: list[Def | None] | None = None):
         super().__init__(op, interp.state)
         self.interp = interp
         self.env = env
         self.frame = frame
         self.batch_shape = batch_shape
+        self.denv = denv  # value -> Def, None inside batched (per-element) regions
+        self.operand_defs: list[Def | None] = operand_defs or [None] * len(op.operands)
+        self.region_runs: list[RegionRun] = []
+        # set by control-flow evaluators: where each result comes from, what decided it
+        self.result_defs: list[Def | None] | None = None
+        self.control_defs: list[Def] = []
+
+    @property
+    def last_defs(self) -> list[Def | None]:
+        """The definitions of the values the last stepped region returned."""
+        return self.region_runs[-1].return_defs if self.region_runs else []
 
     def run_region(self, index: int, args: list[Any]) -> list[Any]:
         """Apply region ``index`` once to batched args; not stepped.
@@ -105,14 +156,27 @@ class InterpCall(OpCall):
                                        quiet=True, batch=batch)
         return drain(gen)
 
-    def step_region(self, index: int, args: list[Any],
-                    iteration: int | None = None) -> Generator[OpRun, None, list[Any]]:
-        """Run region ``index`` yielding one event per op; returns its results."""
+    def step_region(self, index: int, args: list[Any], iteration: int | None = None,
+                    arg_defs: list[Def | None] | None = None) -> Generator[OpRun, None, list[Any]]:
+        """Run region ``index`` yielding one event per op; returns its results.
+
+        ``arg_defs`` are the definitions of ``args`` (a while passes the
+        previous iteration's ``last_defs``); the region's return definitions
+        are then in ``last_defs``.
+        """
         frame = self.frame.into(index, iteration)
-        return (yield from self.interp._exec_region(self.op.regions[index], args, self.env, frame))
+        defs = list(arg_defs) if arg_defs is not None else [None] * len(args)
+        run = RegionRun(index, iteration, defs, [])
+        out = yield from self.interp._exec_region(self.op.regions[index], args, self.env, frame,
+                                                  denv=self.denv, arg_defs=defs, returns=run.return_defs)
+        self.region_runs.append(run)
+        return out
 
     def call_function(self, name: str, args: list[Any]) -> Generator[OpRun, None, list[Any]]:
-        return (yield from self.interp._call(name, args, self.op))
+        run = RegionRun(-1, None, list(self.operand_defs), [])
+        out = yield from self.interp._call(name, args, self.op, self.frame, run.arg_defs, run.return_defs)
+        self.region_runs.append(run)
+        return out
 
     def count_step(self) -> None:
         self.interp._count_step(self.op)
@@ -141,6 +205,14 @@ class Interpreter:
         self._next_id = 0
         self._steps = 0
         self._depth = 0
+        self.args: list[Any] = []  # the entry arguments of the current run (node ARGS_NODE)
+        # region/function argument bindings (frame, value, def), for addressing block
+        # arguments by name; off unless a stepper asks for it
+        self.record_bindings = False
+        # (frame, value, def, id of the last op instance finished before the binding)
+        self.bindings: list[tuple[Frame, Any, Def | None, int]] = []
+        self.return_defs: list[Def | None] = []  # what the entry function returned
+        self._captures: dict[int, dict[Any, None]] = {}
         # ops whose (type- and attribute-only) constraints already passed: a loop
         # body or a benchmark runs verify once, not once per execution
         self._verified: set[int] = set()
@@ -154,7 +226,14 @@ class Interpreter:
         f = self.entry(func)
         args = list(args or [])
         check_args(f, args)
-        return (yield from self._invoke(f, args, None))
+        # op-instance ids count from 1 in each run; 0 is the entry arguments
+        self._next_id = ARGS_NODE
+        self._steps = 0
+        self.args = args
+        self.bindings = []
+        self.return_defs = []
+        return (yield from self._invoke(f, args, None, None, [(ARGS_NODE, i) for i in range(len(args))],
+                                        self.return_defs))
 
     def events(self, func: str | None = None, args: list[Any] | None = None) -> Iterator[OpRun]:
         """The events of a run, without the return value."""
@@ -178,53 +257,80 @@ class Interpreter:
         raise ExecutionError(f"no @main and {len(defined)} functions ({names}): pick one with --entry")
 
     # --- execution --------------------------------------------------------
-    def _call(self, name: str, args: list[Any], at: Op | None) -> Generator[OpRun, None, list[Any]]:
+    def _call(self, name: str, args: list[Any], at: Op | None, caller: Frame | None = None,
+              arg_defs: list[Def | None] | None = None,
+              returns: list[Def | None] | None = None) -> Generator[OpRun, None, list[Any]]:
         f = self.module.func(name)
         if f is None or f.body is None:
             raise ExecutionError(f"call to undefined function @{name}", at.loc if at else None)
         check_args(f, args, at)
-        return (yield from self._invoke(f, args, at))
+        return (yield from self._invoke(f, args, at, caller, arg_defs, returns))
 
-    def _invoke(self, f: Func, args: list[Any], at: Op | None) -> Generator[OpRun, None, list[Any]]:
+    def _invoke(self, f: Func, args: list[Any], at: Op | None, caller: Frame | None = None,
+                arg_defs: list[Def | None] | None = None,
+                returns: list[Def | None] | None = None) -> Generator[OpRun, None, list[Any]]:
         if f.body is None:
             raise ExecutionError(f"function @{f.name} has no body", f.loc)
         if self._depth >= self.max_call_depth:
             raise ExecutionError(f"call depth exceeds {self.max_call_depth} (recursive calls?)",
                                  at.loc if at else f.loc)
         self._depth += 1
+        frame = caller.call(f.name) if caller is not None else Frame(f.name)
         try:
-            return (yield from self._exec_region(f.body, args, {}, Frame(f.name)))
+            return (yield from self._exec_region(f.body, args, {}, frame, denv={},
+                                                 arg_defs=arg_defs, returns=returns))
         finally:
             self._depth -= 1
 
     def _exec_region(self, region: Region, args: list[Any], env: dict[Any, Any], frame: Frame,
-                     quiet: bool = False,
-                     batch: tuple[int, ...] = ()) -> Generator[OpRun, None, list[Any]]:
+                     quiet: bool = False, batch: tuple[int, ...] = (),
+                     denv: dict[Any, Def] | None = None, arg_defs: list[Def | None] | None = None,
+                     returns: list[Def | None] | None = None) -> Generator[OpRun, None, list[Any]]:
         if len(region.blocks) != 1:
             raise UnsupportedError(f"regions with {len(region.blocks)} blocks are not supported")
-        return (yield from self._exec_block(region.blocks[0], args, env, frame, quiet, batch))
+        return (yield from self._exec_block(region.blocks[0], args, env, frame, quiet, batch,
+                                            denv, arg_defs, returns))
 
     def _exec_block(self, block: Block, args: list[Any], env: dict[Any, Any], frame: Frame,
-                    quiet: bool, batch: tuple[int, ...] = ()) -> Generator[OpRun, None, list[Any]]:
+                    quiet: bool, batch: tuple[int, ...] = (), denv: dict[Any, Def] | None = None,
+                    arg_defs: list[Def | None] | None = None,
+                    returns: list[Def | None] | None = None) -> Generator[OpRun, None, list[Any]]:
+        """Run a block; ``denv`` (value -> Def) is tracked unless the block runs quietly.
+
+        ``returns``, when given, receives the definitions of the returned values.
+        """
         if len(args) != len(block.args):
             raise ExecutionError(f"region expects {len(block.args)} arguments, got {len(args)}")
         for v, a in zip(block.args, args):
             env[v] = a
+        if denv is not None:
+            defs = arg_defs if arg_defs is not None else [None] * len(args)
+            for v, d in zip(block.args, defs):
+                denv[v] = d
+                if self.record_bindings:
+                    self.bindings.append((frame, v, d, self._next_id))
         for i, op in enumerate(block.ops):
             if op.name in RETURN_OPS:
+                if returns is not None and denv is not None:
+                    returns[:] = [denv.get(v) for v in op.operands]
                 return [_batched(self._read(env, v, op), v.type, batch) for v in op.operands]
             inputs = [self._read(env, v, op) for v in op.operands]
             if batch:
                 inputs = [_batched(x, v.type, batch) for x, v in zip(inputs, op.operands)]
-            event = yield from self._exec_op(op, inputs, env, frame.child(i, frame.region), batch)
-            for v, out in zip(op.results, event.outputs):
+            operand_defs = [denv.get(v) for v in op.operands] if denv is not None else None
+            event = yield from self._exec_op(op, inputs, env, frame.child(i, frame.region), batch,
+                                             denv, operand_defs)
+            for k, (v, out) in enumerate(zip(op.results, event.outputs)):
                 env[v] = out
+                if denv is not None:
+                    denv[v] = (event.id, k)
             if not quiet:
                 yield event
         return []
 
     def _exec_op(self, op: Op, inputs: list[Any], env: dict[Any, Any], frame: Frame,
-                 batch: tuple[int, ...] = ()) -> Generator[OpRun, None, OpRun]:
+                 batch: tuple[int, ...] = (), denv: dict[Any, Def] | None = None,
+                 operand_defs: list[Def | None] | None = None) -> Generator[OpRun, None, OpRun]:
         opdef = lookup(op.name)
         if opdef is None:
             raise NotImplementedOpError(op.name, op.loc)
@@ -234,7 +340,7 @@ class Interpreter:
                                    op.loc)
         self._count_step(op)
         self._check_budget(op)
-        call = InterpCall(op, self, env, frame, batch)
+        call = InterpCall(op, self, env, frame, batch, denv, operand_defs)
         try:
             if opdef.verify is not None and id(op) not in self._verified:
                 opdef.verify(call)
@@ -255,7 +361,38 @@ class Interpreter:
             outputs = [_batched(x, v.type, batch) for x, v in zip(outputs, op.results)]
         check_outputs(op, outputs, batch)
         self._next_id += 1
-        return OpRun(self._next_id, op, inputs, outputs, frame, call)
+        if opdef.steps and call.result_defs is None and denv is not None:
+            raise ExecutionError(f"internal error: {op.name} did not say where its results come from",
+                                 op.loc)
+        # the finished call keeps only what its regions read from outside (explain and
+        # provenance may re-run a region), not the whole frame's values
+        call.env = {v: env[v] for v in self._captured(op) if v in env}
+        call.denv = None
+        return OpRun(self._next_id, op, inputs, outputs, frame, call, call.operand_defs,
+                     call.result_defs, call.control_defs, call.region_runs)
+
+    def _captured(self, op: Op) -> dict[Any, None]:
+        """The values ``op``'s regions use but do not define (ordered, cached per op)."""
+        key = id(op)
+        found = self._captures.get(key)
+        if found is None:
+            found = {}
+            if op.regions:
+                defined: set[int] = set()
+                for inner in op.walk():
+                    for region in inner.regions:
+                        for block in region.blocks:
+                            defined.update(id(a) for a in block.args)
+                    if inner is not op:
+                        defined.update(id(r) for r in inner.results)
+                for inner in op.walk():
+                    if inner is op:
+                        continue
+                    for v in inner.operands:
+                        if id(v) not in defined:
+                            found[v] = None
+            self._captures[key] = found
+        return found
 
     def _read(self, env: dict[Any, Any], v: Any, op: Op) -> Any:
         try:

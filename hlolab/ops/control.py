@@ -2,7 +2,10 @@
 
 Their evaluators are generators (``steps=True``): they yield the events of
 the ops in their bodies so the stepper goes op by op through them, and
-return the op's results.
+return the op's results. They also say where each result comes from
+(``ctx.result_defs``: the value a body or branch returned) and which values
+decided it (``ctx.control_defs``: a while's conditions, an if's predicate),
+which is their provenance in a program trace.
 """
 
 from __future__ import annotations
@@ -40,13 +43,16 @@ def _verify_while(ctx: OpCall) -> None:
 @op("stablehlo.while", aliases=("While",), verify=_verify_while, steps=True)
 def while_(ctx: Any, *operands: Any) -> Generator[Any, None, list[Any]]:
     """Run ``body`` while ``cond`` returns true; iterations are numbered from 0."""
-    values = list(operands)
+    values, defs = list(operands), list(ctx.operand_defs)
     iteration = 0
     while True:
-        (pred,) = yield from ctx.step_region(0, values, iteration=iteration)
+        (pred,) = yield from ctx.step_region(0, values, iteration=iteration, arg_defs=defs)
+        ctx.control_defs += [d for d in ctx.last_defs if d is not None]
         if not _scalar(ctx, pred, "the while condition"):
+            ctx.result_defs = defs
             return values
-        values = yield from ctx.step_region(1, values, iteration=iteration)
+        values = yield from ctx.step_region(1, values, iteration=iteration, arg_defs=defs)
+        defs = list(ctx.last_defs)
         iteration += 1
         ctx.count_step()
 
@@ -63,7 +69,15 @@ def _verify_if(ctx: OpCall) -> None:
 def if_(ctx: Any, pred: np.ndarray) -> Generator[Any, None, list[Any]]:
     """The true branch (region 0) when ``pred``, else the false branch (region 1)."""
     branch = 0 if _scalar(ctx, pred, "pred") else 1
-    return (yield from ctx.step_region(branch, []))
+    out = yield from ctx.step_region(branch, [])
+    _branch_defs(ctx)
+    return out
+
+
+def _branch_defs(ctx: Any) -> None:
+    """The results are the branch's returns; the selector decided which branch."""
+    ctx.result_defs = list(ctx.last_defs)
+    ctx.control_defs = [d for d in ctx.operand_defs[:1] if d is not None]
 
 
 def _verify_case(ctx: OpCall) -> None:
@@ -80,19 +94,25 @@ def case(ctx: Any, index: np.ndarray) -> Generator[Any, None, list[Any]]:
     n = len(ctx.op.regions)
     i = int(_scalar(ctx, index, "index"))
     branch = i if 0 <= i < n else n - 1
-    return (yield from ctx.step_region(branch, []))
+    out = yield from ctx.step_region(branch, [])
+    _branch_defs(ctx)
+    return out
 
 
 @op(("func.call", "call"), aliases=("Call",), steps=True)
 def call(ctx: Any, *args: Any) -> Generator[Any, None, list[Any]]:
     """Call the function named by ``callee``."""
-    return (yield from ctx.call_function(ctx.symbol("callee"), list(args)))
+    out = yield from ctx.call_function(ctx.symbol("callee"), list(args))
+    ctx.result_defs = list(ctx.last_defs)
+    return out
 
 
 @op("stablehlo.composite", steps=True)
 def composite(ctx: Any, *args: Any) -> Generator[Any, None, list[Any]]:
     """A composite runs its ``decomposition`` function (the spec's semantics)."""
-    return (yield from ctx.call_function(ctx.symbol("decomposition"), list(args)))
+    out = yield from ctx.call_function(ctx.symbol("decomposition"), list(args))
+    ctx.result_defs = list(ctx.last_defs)
+    return out
 
 
 def _verify_tokens(ctx: OpCall) -> None:

@@ -135,6 +135,11 @@ class OpCall:
 
     # leading dims of every value when a region runs batched (see run_region)
     batch_shape: tuple[int, ...] = ()
+    # control-flow ops fill these in (see hlolab/ops/control.py); the interpreter
+    # provides operand_defs and last_defs
+    operand_defs: list[Any] = []
+    result_defs: list[Any] | None = None
+    control_defs: list[Any] = []
 
     def __init__(self, op: Op, state: dict[str, Any] | None = None):
         self.op = op
@@ -240,8 +245,13 @@ class OpCall:
     def run_region(self, index: int, args: list[Any]) -> list[Any]:
         raise NotImplementedError("run_region needs an interpreter")
 
-    def step_region(self, index: int, args: list[Any]):  # generator
+    def step_region(self, index: int, args: list[Any], iteration: int | None = None,
+                    arg_defs: list[Any] | None = None):  # generator
         raise NotImplementedError("step_region needs an interpreter")
+
+    @property
+    def last_defs(self) -> list[Any]:
+        raise NotImplementedError("last_defs needs an interpreter")
 
 
 def _as_int(a: Any) -> int | None:

@@ -1,0 +1,715 @@
+"""The stepper every front end drives: load, bind inputs, step, trace.
+
+A ``Session`` runs one entry function of one module as a sequence of
+events (``OpRun``: one executed op instance, control-flow bodies op by op)
+and keeps their history, so a user can go forward and back, stop at
+breakpoints, and ask where any element of any value came from::
+
+    s = Session.open("model.mlir")
+    s.bind(seed=0)                      # or s.bind([x, w]) / s.bind(files=["x.npy"])
+    s.add_breakpoint("op", "stablehlo.dot_general")
+    s.run()                             # Stop(reason="breakpoint", ...)
+    s.current.outputs[0]
+    s.step_back()
+    s.finish()                          # out of the current region
+    s.sources("%5", (3, 7))             # program provenance (hlolab.trace.program)
+
+The cursor sits *on* an executed op instance: its inputs and outputs are
+known. Stepping forward past the end of the history executes the next op;
+stepping inside the history replays it without executing anything.
+
+Memory: values larger than ``store_limit`` bytes, and the oldest values once
+the history holds ``history_bytes``, are not kept; asking for them
+recomputes them from their op and its (recursively recomputed) inputs.
+Ops are deterministic, so a recomputed value is the value that was seen.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict, deque
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hlolab.errors import ExecutionError, HloLabError
+from hlolab.interp.engine import (
+    ARGS_NODE,
+    DEFAULT_ELEMENT_BUDGET,
+    DEFAULT_STEP_BUDGET,
+    Def,
+    Frame,
+    Interpreter,
+    OpRun,
+    check_args,
+)
+from hlolab.interp.single import normalize_outputs
+from hlolab.ir.module import Func, Module, Op
+from hlolab.ops.registry import lookup
+from hlolab.trace import program
+from hlolab.trace.locate import ValueRef
+from hlolab.trace.provenance import Provenance, Shape, value_shape
+
+DEFAULT_STORE_LIMIT = 16 << 20  # bytes: a larger value is recomputed when asked for
+DEFAULT_HISTORY_BYTES = 1 << 30  # bytes of values the history keeps before dropping the oldest
+DEFAULT_RUN_BUDGET = 1_000_000  # events one run()/run_to() call executes before pausing
+BREAKPOINT_KINDS = ("op", "line", "name", "nonfinite")
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """Stands in for a value the history did not keep (recomputed on demand)."""
+
+    shape: tuple[int, ...]
+    dtype: Any
+
+    @property
+    def nbytes(self) -> int:
+        return 0
+
+
+@dataclass(frozen=True)
+class Breakpoint:
+    """Stop after an op instance that matches: ``op`` name (StableHLO or XLA
+    name), source ``line``, result SSA ``name``, or the first ``nonfinite``
+    (NaN/Inf) value produced."""
+
+    kind: str
+    value: Any = None
+
+    def matches(self, event: OpRun) -> bool:
+        if self.kind == "op":
+            return _same_op(event.op.name, str(self.value))
+        if self.kind == "line":
+            return event.op.loc is not None and event.op.loc.line == int(self.value)
+        if self.kind == "name":
+            want = str(self.value) if str(self.value).startswith("%") else "%" + str(self.value)
+            return any(v.name == want for v in event.op.results)
+        if self.kind == "nonfinite":
+            return any(_has_nonfinite(x) for x in event.outputs)
+        return False
+
+    def __str__(self) -> str:
+        return self.kind if self.value is None else f"{self.kind} {self.value}"
+
+
+def _same_op(name: str, want: str) -> bool:
+    if name == want or name.split(".", 1)[-1] == want:
+        return True
+    d = lookup(want)
+    return d is not None and d.name == name
+
+
+def _has_nonfinite(x: Any) -> bool:
+    if not isinstance(x, np.ndarray) or x.dtype.kind not in "fc" and "float" not in str(x.dtype):
+        return False
+    try:
+        return not bool(np.isfinite(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)).all())
+    except (TypeError, ValueError):
+        return False
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why stepping stopped: ``step``, ``breakpoint``, ``end`` (the function
+    returned), ``start`` (stepped back to the beginning), ``budget`` (the run
+    budget of events was used up; call run() again to continue),
+    ``interrupted``, or ``error`` (the program failed; the history stays)."""
+
+    reason: str
+    event: OpRun | None = None
+    breakpoint: Breakpoint | None = None
+    error: HloLabError | None = None
+
+    def __str__(self) -> str:
+        where = ""
+        if self.event is not None:
+            line = f" line {self.event.op.loc.line}" if self.event.op.loc else ""
+            names = ", ".join(v.name for v in self.event.op.results)
+            where = f" at #{self.event.id} {names} = {self.event.op.name}{line}"
+        extra = f" ({self.breakpoint})" if self.breakpoint else ""
+        if self.error is not None:
+            extra = f": {self.error.short()}"
+        return f"{self.reason}{where}{extra}"
+
+
+@dataclass(frozen=True)
+class StackEntry:
+    """One level of the call stack: the enclosing op and where it ran."""
+
+    op: Op
+    frame: Frame
+    region: int | None
+    iteration: int | None
+
+    def describe(self) -> str:
+        line = f" line {self.op.loc.line}" if self.op.loc else ""
+        names = ", ".join(v.name for v in self.op.results)
+        what = f"{names} = {self.op.name}" if names else self.op.name
+        s = f"@{self.frame.func}: {what}{line}"
+        if self.region is not None:
+            s += f", region {self.region}"
+        if self.iteration is not None:
+            s += f", iteration {self.iteration}"
+        return s
+
+
+class Session:
+    """One program run under a user's control (see the module doc)."""
+
+    def __init__(self, module: Module | str, *, filename: str = "<string>", entry: str | None = None,
+                 store_limit: int = DEFAULT_STORE_LIMIT, history_bytes: int = DEFAULT_HISTORY_BYTES,
+                 step_budget: int = DEFAULT_STEP_BUDGET, element_budget: int = DEFAULT_ELEMENT_BUDGET,
+                 run_budget: int = DEFAULT_RUN_BUDGET):
+        if isinstance(module, str):
+            from hlolab.ir.parser import parse_module
+
+            module = parse_module(module, filename)
+        self.module = module
+        self.store_limit = store_limit
+        self.history_bytes = history_bytes
+        self.step_budget = step_budget
+        self.element_budget = element_budget
+        self.run_budget = run_budget
+        self.func: Func = Interpreter(module).entry(entry)
+        self.breakpoints: list[Breakpoint] = []
+        self._interrupt = threading.Event()
+        self.args: list[Any] | None = None
+        self._reset()
+
+    @classmethod
+    def open(cls, path: str | Path, **kw: Any) -> Session:
+        p = Path(path)
+        try:
+            text = p.read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise HloLabError(f"cannot read {p}: {e}") from None
+        return cls(text, filename=str(p), **kw)
+
+    # --- inputs -----------------------------------------------------------
+    def bind(self, args: list[Any] | None = None, *, seed: int | None = 0,
+             files: list[str | Path] | None = None) -> list[Any]:
+        """Set the entry arguments and restart: ``args`` (arrays), then ``files``
+        (``.npy``, no pickles), the rest random by type from ``seed``."""
+        from hlolab.interp.inputs import random_value
+
+        values = [np.asarray(a) for a in (args or [])]
+        for f in files or []:
+            try:
+                values.append(np.load(f, allow_pickle=False))
+            except (OSError, ValueError) as e:
+                raise HloLabError(f"cannot load input {f}: {e}") from None
+        if len(values) > len(self.func.args):
+            raise ExecutionError(f"@{self.func.name} takes {len(self.func.args)} arguments, "
+                                 f"got {len(values)}")
+        if len(values) < len(self.func.args):
+            if seed is None:
+                raise ExecutionError(f"@{self.func.name} takes {len(self.func.args)} arguments, "
+                                     f"got {len(values)} and no seed for the rest")
+            rng = np.random.default_rng(seed)
+            values += [random_value(a.type, rng) for a in self.func.args[len(values):]]
+        check_args(self.func, values)
+        self.args = values
+        self._reset()
+        return values
+
+    def _reset(self) -> None:
+        self.interp = Interpreter(self.module, element_budget=self.element_budget,
+                                  step_budget=self.step_budget)
+        self.interp.record_bindings = True
+        self.history: list[OpRun] = []
+        self._by_id: dict[int, OpRun] = {}
+        self._consumers: dict[Def, list[tuple[int, str, int]]] = {}
+        self._stored: deque[tuple[OpRun, int, int]] = deque()
+        self._stored_bytes = 0
+        self._cache: OrderedDict[Def, Any] = OrderedDict()
+        self.cursor = 0  # history[cursor - 1] is the current event
+        self.results: list[Any] | None = None
+        self.error: HloLabError | None = None
+        self._gen = None
+        if self.args is not None or not self.func.args:
+            self._gen = self.interp.steps(self.func.name, list(self.args or []))
+
+    def restart(self) -> None:
+        """Back to before the first op (the history is discarded)."""
+        self._reset()
+
+    # --- state ------------------------------------------------------------
+    @property
+    def finished(self) -> bool:
+        """The entry function has returned (or failed) and the cursor is at the end."""
+        return (self.results is not None or self.error is not None) and self.cursor == len(self.history)
+
+    @property
+    def current(self) -> OpRun | None:
+        """The op instance the cursor is on, its values recomputed where dropped."""
+        return self.event(self.history[self.cursor - 1].id) if self.cursor else None
+
+    def event(self, node: int) -> OpRun:
+        """The op instance ``node`` with all its inputs and outputs present."""
+        ev = self._by_id.get(node)
+        if ev is None:
+            raise ExecutionError(f"no op instance #{node} in this run")
+        if not any(isinstance(x, Dropped) for x in ev.inputs + ev.outputs):
+            return ev
+        return replace(ev, inputs=[self.value_of(d) if isinstance(x, Dropped) and d is not None else x
+                                   for x, d in zip(ev.inputs, ev.operand_defs)],
+                       outputs=[self.value_of((node, k)) for k in range(len(ev.outputs))])
+
+    def call_stack(self, event: OpRun | None = None) -> list[StackEntry]:
+        """The enclosing ops of ``event`` (default: the current one), outermost first."""
+        ev = event or (self.history[self.cursor - 1] if self.cursor else None)
+        if ev is None:
+            return []
+        out = []
+        f = ev.frame.parent  # the block frame of the event
+        while f is not None:
+            op_frame = f.parent
+            if op_frame is None:
+                break
+            out.append(StackEntry(self._resolve(op_frame), op_frame, f.region if f.path else None,
+                                  f.iteration if f.path else None))
+            f = op_frame.parent
+        return out[::-1]
+
+    def _resolve(self, frame: Frame) -> Op:
+        """The op an op frame stands for (walks the frame chain through the IR)."""
+        block_frame = frame.parent
+        assert block_frame is not None
+        if not block_frame.path:  # a function body
+            func = self.module.func(block_frame.func)
+            assert func is not None and func.body is not None
+            block = func.body.blocks[0]
+        else:
+            enclosing = self._resolve(block_frame.parent)  # type: ignore[arg-type]
+            block = enclosing.regions[block_frame.region or 0].blocks[0]
+        return block.ops[frame.path[-1]]
+
+    # --- breakpoints --------------------------------------------------------
+    def add_breakpoint(self, kind: str, value: Any = None) -> Breakpoint:
+        if kind not in BREAKPOINT_KINDS:
+            raise ExecutionError(f"unknown breakpoint kind '{kind}' (kinds: {', '.join(BREAKPOINT_KINDS)})")
+        if kind == "line":
+            try:
+                value = int(value)
+            except (TypeError, ValueError):
+                raise ExecutionError(f"a line breakpoint needs a line number, got {value!r}") from None
+        if kind == "op" and lookup(str(value)) is None and not str(value).startswith("stablehlo."):
+            if lookup("stablehlo." + str(value)) is None:
+                raise ExecutionError(f"no op named '{value}' (see `hlolab ops`)")
+        bp = Breakpoint(kind, value)
+        if bp not in self.breakpoints:
+            self.breakpoints.append(bp)
+        return bp
+
+    def remove_breakpoint(self, bp: Breakpoint) -> None:
+        if bp in self.breakpoints:
+            self.breakpoints.remove(bp)
+
+    def interrupt(self) -> None:
+        """Ask a running run()/run_to() to stop after the current op (thread-safe)."""
+        self._interrupt.set()
+
+    # --- stepping -------------------------------------------------------------
+    def step(self, n: int = 1) -> Stop:
+        """Forward ``n`` op instances (into regions and calls)."""
+        stop = Stop("step", self.current)
+        for _ in range(n):
+            stop = self._advance()
+            if stop.reason != "step":
+                return stop
+        return stop
+
+    def step_back(self, n: int = 1) -> Stop:
+        self.cursor = max(0, self.cursor - n)
+        return Stop("step" if self.cursor else "start", self.current)
+
+    def step_over(self) -> Stop:
+        """Forward to the next op instance at the current depth or shallower."""
+        depth = self._depth()
+        return self._run_until(lambda ev: ev.frame.depth <= depth)
+
+    def finish(self) -> Stop:
+        """Forward until the op whose region (or call) holds the cursor has finished."""
+        depth = self._depth()
+        if depth == 0:
+            return self.run()
+        return self._run_until(lambda ev: ev.frame.depth < depth)
+
+    def run(self, max_steps: int | None = None) -> Stop:
+        """Forward to the next breakpoint, the end, or ``max_steps`` events."""
+        return self._run_until(lambda ev: False, max_steps)
+
+    def run_to(self, op: str | None = None, line: int | None = None, name: str | None = None,
+               max_steps: int | None = None) -> Stop:
+        """Forward to the next op instance with this op name, source line or result name."""
+        targets = [Breakpoint(k, v) for k, v in (("op", op), ("line", line), ("name", name)) if v is not None]
+        if not targets:
+            raise ExecutionError("run_to needs an op name, a line or a value name")
+        return self._run_until(lambda ev: any(b.matches(ev) for b in targets), max_steps)
+
+    def _depth(self) -> int:
+        return self.history[self.cursor - 1].frame.depth if self.cursor else 0
+
+    def _run_until(self, done: Any, max_steps: int | None = None) -> Stop:
+        self._interrupt.clear()
+        budget = self.run_budget if max_steps is None else max_steps
+        for _ in range(budget):
+            if self._interrupt.is_set():
+                self._interrupt.clear()
+                return Stop("interrupted", self.current)
+            stop = self._advance()
+            if stop.reason != "step":
+                return stop
+            ev = self.history[self.cursor - 1]
+            if done(ev):
+                return stop
+            for bp in self.breakpoints:
+                if bp.matches(ev):
+                    return Stop("breakpoint", stop.event, bp)
+        return Stop("budget", self.current)
+
+    def _advance(self) -> Stop:
+        if self.cursor < len(self.history):
+            self.cursor += 1
+            return Stop("step", self.current)
+        if self.error is not None:
+            return Stop("error", self.current, error=self.error)
+        if self.results is not None:
+            return Stop("end", self.current)
+        if self._gen is None:
+            raise ExecutionError(f"@{self.func.name} takes {len(self.func.args)} arguments: "
+                                 "bind inputs first (bind(args), bind(seed=N) or bind(files=...))")
+        try:
+            ev = next(self._gen)
+        except StopIteration as stop:
+            self.results = list(stop.value)
+            return Stop("end", self.current)
+        except HloLabError as e:
+            self.error = e
+            return Stop("error", self.current, error=e)
+        except RecursionError:
+            self.error = ExecutionError("recursion too deep while running the program")
+            return Stop("error", self.current, error=self.error)
+        stop_bp = None
+        for bp in self.breakpoints:  # check on the real values, before any are dropped
+            if bp.kind == "nonfinite" and bp.matches(ev):
+                stop_bp = bp
+        self._record(ev)
+        self.cursor = len(self.history)
+        if stop_bp is not None:
+            return Stop("breakpoint", ev, stop_bp)
+        return Stop("step", ev)
+
+    # --- history and memory -------------------------------------------------
+    def _record(self, ev: OpRun) -> None:
+        self.history.append(ev)
+        self._by_id[ev.id] = ev
+        for i, d in enumerate(ev.operand_defs):
+            if d is not None:
+                self._consumers.setdefault(d, []).append((ev.id, "operand", i))
+        for r, d in enumerate(ev.result_defs or []):
+            if d is not None:
+                self._consumers.setdefault(d, []).append((ev.id, "result", r))
+        for d in ev.control_defs:
+            self._consumers.setdefault(d, []).append((ev.id, "control", 0))
+        for i, x in enumerate(ev.inputs):
+            if isinstance(x, np.ndarray) and x.nbytes > self.store_limit:
+                ev.inputs[i] = Dropped(x.shape, x.dtype)
+        for k, x in enumerate(ev.outputs):
+            if not isinstance(x, np.ndarray):
+                continue
+            if x.nbytes > self.store_limit:
+                ev.outputs[k] = Dropped(x.shape, x.dtype)
+            else:
+                self._stored.append((ev, k, x.nbytes))
+                self._stored_bytes += x.nbytes
+        while self._stored_bytes > self.history_bytes and self._stored:
+            old, k, nbytes = self._stored.popleft()
+            x = old.outputs[k]
+            if isinstance(x, np.ndarray):
+                old.outputs[k] = Dropped(x.shape, x.dtype)
+                for cid, kind, i in self._consumers.get((old.id, k), []):
+                    c = self._by_id[cid]
+                    if kind == "operand" and c.inputs[i] is x:
+                        c.inputs[i] = Dropped(x.shape, x.dtype)
+            self._stored_bytes -= nbytes
+
+    def value_of(self, d: Def) -> Any:
+        """The value ``d`` names, recomputed if the history dropped it."""
+        todo = [d]
+        while todo:
+            top = todo[-1]
+            got = self._peek(top)
+            if not isinstance(got, Dropped):
+                todo.pop()
+                continue
+            ev = self._by_id[top[0]]
+            if ev.result_defs is not None:  # a control-flow result is a body's return
+                src = ev.result_defs[top[1]]
+                if src is None:
+                    raise ExecutionError(f"cannot recompute {ev.op.results[top[1]].name}")
+                inner = self._peek(src)
+                if isinstance(inner, Dropped):
+                    todo.append(src)
+                    continue
+                self._remember(top, inner)
+                todo.pop()
+                continue
+            missing = [od for x, od in zip(ev.inputs, ev.operand_defs)
+                       if isinstance(x, Dropped) and isinstance(self._peek(od), Dropped)]
+            if missing:
+                todo.extend(missing)
+                continue
+            inputs = [self._peek(od) if isinstance(x, Dropped) else x
+                      for x, od in zip(ev.inputs, ev.operand_defs)]
+            opdef = lookup(ev.op.name)
+            assert opdef is not None and not opdef.steps
+            with np.errstate(all="ignore"):
+                outs = normalize_outputs(opdef.evaluate(ev.call, *inputs), len(ev.op.results))
+            for k, x in enumerate(outs):
+                self._remember((ev.id, k), x)
+            todo.pop()
+        return self._peek(d)
+
+    def _peek(self, d: Def | None) -> Any:
+        if d is None:
+            raise ExecutionError("internal error: a value without a definition was dropped")
+        if d[0] == ARGS_NODE:
+            return (self.args or [])[d[1]]
+        x = self._by_id[d[0]].outputs[d[1]]
+        if isinstance(x, Dropped):
+            cached = self._cache.get(d)
+            if cached is not None:
+                self._cache.move_to_end(d)
+                return cached
+        return x
+
+    def _remember(self, d: Def, x: Any) -> None:
+        self._cache[d] = x
+        self._cache.move_to_end(d)
+        while len(self._cache) > 16:
+            self._cache.popitem(last=False)
+
+    # --- addressing -----------------------------------------------------------
+    def find(self, ref: str | ValueRef, iteration: int | None = None) -> Def:
+        """The definition of ``[@func:]%name[#k]`` as of the cursor: the latest
+        instance (in loop ``iteration`` when given); ``%argN`` names the entry's arguments."""
+        r = ValueRef.parse(ref) if isinstance(ref, str) else ref
+        if r.func in (None, self.func.name) and iteration is None:
+            for i, a in enumerate(self.func.args):
+                if a.name == r.name:
+                    return (ARGS_NODE, i)
+        upto = self.history[self.cursor - 1].id if self.cursor else 0
+        found: tuple[int, Def] | None = None  # (time it was made, def)
+        seen_iterations: set[int | None] = set()
+        for ev in reversed(self.history[:self.cursor]):
+            if r.func is not None and ev.frame.func != r.func:
+                continue
+            for k, v in enumerate(ev.op.results):
+                if v.name == r.name:
+                    if iteration is None or ev.frame.iteration == iteration:
+                        found = (ev.id, (ev.id, k))
+                        break
+                    seen_iterations.add(ev.frame.iteration)
+            if found:
+                break
+        # block arguments (loop-carried values, function arguments of calls)
+        for frame, v, d, t in reversed(self.interp.bindings):
+            if t >= upto and self.cursor:  # bound after the cursor's op instance
+                continue
+            if d is None or v.name != r.name or (r.func is not None and frame.func != r.func):
+                continue
+            if iteration is not None and frame.iteration != iteration:
+                seen_iterations.add(frame.iteration)
+                continue
+            if found is None or t >= found[0]:
+                found = (t, d)
+            break
+        if found is not None:
+            return found[1]
+        if seen_iterations:
+            its = sorted(i for i in seen_iterations if i is not None)[:10]
+            raise ExecutionError(f"{r} was computed in iterations {its}, not in iteration {iteration}")
+        raise ExecutionError(f"no value {r} has been computed yet (at op instance #{upto})")
+
+    def value(self, ref: str, iteration: int | None = None) -> Any:
+        return self.value_of(self.find(ref, iteration))
+
+    def label(self, d: Def) -> str:
+        if d[0] == ARGS_NODE:
+            return self.func.args[d[1]].name
+        ev = self._by_id[d[0]]
+        name = ev.op.results[d[1]].name
+        return name if ev.frame.func == self.func.name else f"@{ev.frame.func}:{name}"
+
+    # --- provenance -------------------------------------------------------------
+    def sources(self, ref: str | Def, index: tuple[int, ...] | list[int] = (),
+                iteration: int | None = None) -> program.Trace:
+        """The argument and constant elements ``ref[index]`` depends on (backward trace)."""
+        d = ref if isinstance(ref, tuple) else self.find(ref, iteration)
+        return program.backward(_RunGraph(self), d, tuple(index))
+
+    def targets(self, ref: str | Def, index: tuple[int, ...] | list[int] = (),
+                iteration: int | None = None) -> program.Trace:
+        """Every value element ``ref[index]`` flows into so far (forward trace)."""
+        d = ref if isinstance(ref, tuple) else self.find(ref, iteration)
+        return program.forward(_RunGraph(self), d, tuple(index))
+
+    def result_defs(self) -> list[Def | None]:
+        """The definitions of the entry function's results (once it has returned)."""
+        return list(self.interp.return_defs) if self.results is not None else []
+
+
+class _RunGraph:
+    """The executed dataflow graph of a session, for hlolab.trace.program."""
+
+    def __init__(self, session: Session):
+        self.s = session
+        self._prov: dict[int, Provenance | None] = {}
+
+    def shape(self, d: Def) -> Shape | None:
+        x = self.s._peek(d) if d[0] == ARGS_NODE else self.s._by_id[d[0]].outputs[d[1]]
+        if isinstance(x, Dropped):
+            return tuple(int(n) for n in x.shape)
+        return value_shape(x)
+
+    def is_leaf(self, d: Def) -> bool:
+        if d[0] == ARGS_NODE:
+            return True
+        ev = self.s._by_id[d[0]]
+        return ev.result_defs is None and not ev.op.operands
+
+    def label(self, d: Def) -> str:
+        return self.s.label(d)
+
+    def hop(self, node: int, result: int, role: str) -> program.Hop:
+        ev = self.s._by_id[node]
+        return program.Hop(node, ev.op.name, self.s.label((node, result)), role,
+                           ev.op.loc.line if ev.op.loc else None, ev.frame)
+
+    def provenance(self, node: int) -> Provenance | None:
+        if node not in self._prov:
+            self._prov[node] = self.s.event(node).provenance()
+        return self._prov[node]
+
+    def back(self, d: Def, mask: np.ndarray) -> list[tuple[Def, str, np.ndarray]]:
+        ev = self.s._by_id[d[0]]
+        if ev.result_defs is not None:
+            out = []
+            src = ev.result_defs[d[1]]
+            if src is not None:
+                out.append((src, "copy", mask))
+            for c in ev.control_defs:
+                out.append((c, "control", self._full(c)))
+            return out
+        prov = self.provenance(d[0])
+        if prov is None:
+            return [(od, "combine", self._full(od)) for od in ev.operand_defs
+                    if od is not None and self.shape(od) is not None]
+        out = []
+        for (i, role), m in prov.back(d[1], mask).items():
+            od = ev.operand_defs[i] if i is not None and i < len(ev.operand_defs) else None
+            if od is not None:
+                out.append((od, role, m))
+        return out
+
+    def fwd(self, d: Def, mask: np.ndarray) -> list[tuple[Def, str, np.ndarray]]:
+        out: list[tuple[Def, str, np.ndarray]] = []
+        upto = self.s.history[self.s.cursor - 1].id if self.s.cursor else 0
+        for node, kind, i in self.s._consumers.get(d, []):
+            if node > upto:  # not run yet as of the cursor
+                continue
+            ev = self.s._by_id[node]
+            if kind == "result":
+                out.append(((node, i), "copy", mask))
+            elif kind == "control":
+                out += [((node, r), "control", self._full((node, r))) for r in range(len(ev.outputs))
+                        if self.shape((node, r)) is not None]
+            else:
+                prov = self.provenance(node)
+                if prov is None:
+                    out += [((node, r), "combine", self._full((node, r))) for r in range(len(ev.outputs))
+                            if self.shape((node, r)) is not None]
+                    continue
+                for (r, role), m in prov.fwd(i, mask).items():
+                    out.append(((node, r), role, m))
+        return out
+
+    def _full(self, d: Def) -> np.ndarray:
+        shape = self.shape(d)
+        return np.ones(shape if shape is not None else (), dtype=bool)
+
+
+@dataclass
+class ElementSource:
+    """One per-op source of an explained element, with the value it is an element of."""
+
+    source: Any  # hlolab.trace.provenance.Source
+    label: str | None  # the operand value's name; None for an implicit value
+    value: Def | None
+    producer: str  # how that value was made: "stablehlo.pad (line 4)", "argument of @main"
+
+
+@dataclass
+class ElementExplanation:
+    """One element of a program value: the op instance that made it, that op's
+    explain(), and its per-op sources, each linked to the value to explain next."""
+
+    label: str
+    index: tuple[int, ...]
+    value: Def
+    event: OpRun | None  # None for an entry argument
+    explanation: Any  # hlolab.trace.explain.Explanation or None
+    sources: list[ElementSource]
+    element: Any = None
+
+
+def _producer(session: Session, d: Def | None) -> str:
+    if d is None:
+        return "implicit"
+    if d[0] == ARGS_NODE:
+        return f"argument of @{session.func.name}"
+    ev = session._by_id[d[0]]
+    line = f" (line {ev.op.loc.line})" if ev.op.loc else ""
+    it = f", iteration {ev.frame.iteration}" if ev.frame.iteration is not None else ""
+    return f"{ev.op.name}{line}{it}"
+
+
+def explain_element(session: Session, ref: str | Def, index: tuple[int, ...] | list[int] = (),
+                    iteration: int | None = None) -> ElementExplanation:
+    """Explain ``ref[index]`` in the program run by ``session``."""
+    from hlolab.trace.provenance import check_index
+
+    d = ref if isinstance(ref, tuple) else session.find(ref, iteration)
+    label = session.label(d)
+    value = session.value_of(d)
+    idx = check_index(value_shape(value), tuple(index), f"{label} index")
+    element = value[idx] if isinstance(value, np.ndarray) else None
+    if d[0] == ARGS_NODE:
+        return ElementExplanation(label, idx, d, None, None, [], element)
+    ev = session.event(d[0])
+    opdef = lookup(ev.op.name)
+    expl = None
+    if opdef is not None and opdef.explain is not None:
+        expl = opdef.explain(ev.call, ev.inputs, ev.outputs, d[1], idx)
+    sources: list[ElementSource] = []
+    if ev.result_defs is not None:  # control flow: the value a body or branch returned
+        src = ev.result_defs[d[1]]
+        from hlolab.trace.provenance import Source
+
+        if src is not None:
+            sources.append(ElementSource(Source(None, idx, "copy"), session.label(src), src,
+                                         _producer(session, src)))
+    else:
+        prov = ev.provenance()
+        if prov is not None:
+            for s in prov.sources(d[1], idx):
+                od = ev.operand_defs[s.operand] if s.operand is not None and \
+                    s.operand < len(ev.operand_defs) else None
+                name = ev.op.operands[s.operand].name if s.operand is not None and \
+                    s.operand < len(ev.op.operands) else None
+                sources.append(ElementSource(s, name, od, _producer(session, od)))
+    return ElementExplanation(label, idx, d, ev, expl, sources, element)
