@@ -74,6 +74,10 @@ class ExecutionError(HloLabError):
     """A failure while running a program (bad input, budget exceeded, ...)."""
 
 
+class RunInterrupted(ExecutionError):
+    """The user interrupted a running program (Ctrl-C in a front end, Session.interrupt)."""
+
+
 class NotImplementedOpError(ExecutionError):
     """The op parses but hlolab cannot execute it yet."""
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from hlolab.errors import ExecutionError, HloLabError
+from hlolab.errors import ExecutionError, HloLabError, RunInterrupted
 from hlolab.interp.engine import (
     ARGS_NODE,
     DEFAULT_ELEMENT_BUDGET,
@@ -296,9 +296,12 @@ class Session:
                 value = int(value)
             except (TypeError, ValueError):
                 raise ExecutionError(f"a line breakpoint needs a line number, got {value!r}") from None
-        if kind == "op" and lookup(str(value)) is None and not str(value).startswith("stablehlo."):
-            if lookup("stablehlo." + str(value)) is None:
-                raise ExecutionError(f"no op named '{value}' (see `hlolab ops`)")
+        if kind == "op":
+            v = str(value)
+            known = (lookup(v) or lookup("stablehlo." + v)
+                     or any(_same_op(o.name, v) for o in self.module.walk()))
+            if not known:
+                raise ExecutionError(f"no op named '{v}' (see `hlolab ops`)")
         bp = Breakpoint(kind, value)
         if bp not in self.breakpoints:
             self.breakpoints.append(bp)
@@ -309,8 +312,11 @@ class Session:
             self.breakpoints.remove(bp)
 
     def interrupt(self) -> None:
-        """Ask a running run()/run_to() to stop after the current op (thread-safe)."""
+        """Ask a running run()/run_to() to stop (thread-safe). It stops after the
+        current op and can go on; a loop that yields no op (an empty body) is
+        stopped inside the interpreter, which ends the run (the history stays)."""
         self._interrupt.set()
+        self.interp.interrupt.set()
 
     # --- stepping -------------------------------------------------------------
     def step(self, n: int = 1) -> Stop:
@@ -355,10 +361,12 @@ class Session:
 
     def _run_until(self, done: Any, max_steps: int | None = None) -> Stop:
         self._interrupt.clear()
+        self.interp.interrupt.clear()
         budget = self.run_budget if max_steps is None else max_steps
         for _ in range(budget):
             if self._interrupt.is_set():
                 self._interrupt.clear()
+                self.interp.interrupt.clear()
                 return Stop("interrupted", self.current)
             stop = self._advance()
             if stop.reason != "step":
@@ -389,7 +397,7 @@ class Session:
             return Stop("end", self.current)
         except HloLabError as e:
             self.error = e
-            return Stop("error", self.current, error=e)
+            return Stop("interrupted" if isinstance(e, RunInterrupted) else "error", self.current, error=e)
         except RecursionError:
             self.error = ExecutionError("recursion too deep while running the program")
             return Stop("error", self.current, error=self.error)

@@ -9,13 +9,14 @@ through ``OpCall.run_region`` and are not stepped.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from hlolab.errors import ExecutionError, HloLabError, NotImplementedOpError, UnsupportedError
+from hlolab.errors import ExecutionError, HloLabError, NotImplementedOpError, RunInterrupted, UnsupportedError
 from hlolab.interp.single import normalize_outputs
 from hlolab.ir.module import Block, Func, Module, Op, Region
 from hlolab.ops.registry import OpCall, Token, lookup
@@ -213,6 +214,9 @@ class Interpreter:
         self.bindings: list[tuple[Frame, Any, Def | None, int]] = []
         self.return_defs: list[Def | None] = []  # what the entry function returned
         self._captures: dict[int, dict[Any, None]] = {}
+        # set from another thread to stop a run between two ops (also loops whose
+        # bodies are empty, which yield no event a stepper could stop at)
+        self.interrupt = threading.Event()
         # ops whose (type- and attribute-only) constraints already passed: a loop
         # body or a benchmark runs verify once, not once per execution
         self._verified: set[int] = set()
@@ -401,6 +405,9 @@ class Interpreter:
             raise ExecutionError(f"value {v.name} used by {op.name} has not been computed", op.loc) from None
 
     def _count_step(self, op: Op) -> None:
+        if self.interrupt.is_set():
+            self.interrupt.clear()
+            raise RunInterrupted(f"interrupted after {self._steps} executed ops", op.loc)
         self._steps += 1
         if self._steps > self.step_budget:
             raise ExecutionError(f"step budget of {self.step_budget} executed ops exceeded "
