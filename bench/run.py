@@ -1,6 +1,6 @@
 """Benchmarks: hlolab ops against the direct numpy equivalent, measured in the same run.
 
-    python -m bench.run [--filter NAME] [--repeat N]
+    python -m bench.run [--filter NAME] [--repeat N]     (--filter trace: the program trace only)
 
 Each case times one op evaluation through hlolab (verify + evaluate, no
 parsing) and the plain numpy expression that computes the same values, and
@@ -78,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
         jax_s = f"{t_j * 1e3:8.2f}" if t_j is not None else f"{'-':>8s}"
         print(f"{case.name:32s} {case.elements:10d} {t_h * 1e3:10.2f} {t_n * 1e3:10.2f} "
               f"{t_h / t_n:6.2f}x {jax_s}")
+    if ns.filter in "trace":
+        from bench.trace import report
+
+        report(min(ns.repeat, 3))
     return 0
 
 

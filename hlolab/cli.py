@@ -181,12 +181,11 @@ def format_trace(session: Any, trace: Any, limit: int | None = None) -> str:
     from hlolab.trace.boxes import format_mask
 
     d = trace.query
-    what = "made from nothing (a leaf)"
     if d[0] != 0:
         ev = session._by_id[d[0]]
         loc = f" (line {ev.op.loc.line})" if ev.op.loc else ""
         what = f"= {ev.op.name}{loc}"
-    elif trace.direction == "back":
+    else:
         what = f"= argument #{d[1]} of @{session.func.name}"
     head = f"{trace.label}[{', '.join(map(str, trace.index))}] {what}"
     if not trace.groups:

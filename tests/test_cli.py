@@ -151,3 +151,54 @@ def test_every_subcommand_help_prints(capsys):
             main([cmd, "--help"])
         assert e.value.code == 0
         assert "usage: hlolab" in capsys.readouterr().out
+
+
+def test_trace_an_mlp_logit(capsys):
+    """logits[1, 2] of the JAX MLP: row 1 of x, all of w1 and b1, column 2 of w2, b2[2]."""
+    assert main(["trace", "--example", "mlp_step", "--seed", "0", "--value", "%9", "--index", "1,2"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("%9[1, 2] = stablehlo.add (line 15)\ndepends on 170 elements of 6 values:")
+    for line in ("window     %arg0[1, 0:8]", "kernel     %arg1[0:8, 0:16] (all)",
+                 "copy       %arg2[0:16] (all)", "kernel     %arg3[0:16, 2]", "copy       %arg4[2]",
+                 "via dot_general %0 → add %3 → maximum %5 → dot_general %6 → add %9"):
+        assert line in out, line
+
+
+def test_trace_json_lists_each_source_once_per_role(capsys):
+    import json
+
+    assert main(["trace", "--example", "mlp_step", "--seed", "0", "--value", "%9", "--index", "1,2",
+                 "--json"]) == 0
+    js = json.loads(capsys.readouterr().out)
+    assert js["value"] == "%9" and js["index"] == [1, 2]
+    keys = [(s["value"], tuple(s["index"]), s["role"]) for s in js["sources"]]
+    assert len(keys) == len(set(keys)) == 170
+    assert {k for k in keys if k[0] == "%arg0"} == {("%arg0", (1, j), "window") for j in range(8)}
+    (b2,) = [s for s in js["sources"] if s["value"] == "%arg4"]
+    assert b2["index"] == [2] and b2["role"] == "copy" and b2["n_paths"] == 1
+    assert [(h["op"], h["name"], h["role"]) for h in b2["path"]] == [
+        ("stablehlo.broadcast_in_dim", "%7", "copy"), ("stablehlo.broadcast_in_dim", "%8", "copy"),
+        ("stablehlo.add", "%9", "combine")]
+
+
+def test_trace_a_conv_maxpool_element(capsys):
+    """pool[0, 1, 2, 1] = max of conv rows 2..3, cols 4..5; a 3x3 SAME conv reads x rows 1..4, cols 3..6."""
+    assert main(["trace", "--example", "conv_maxpool", "--seed", "0", "--value", "%2",
+                 "--index", "0,1,2,1"]) == 0
+    out = capsys.readouterr().out
+    assert "window     %arg0[0, 1:5, 3:7, 0]" in out
+    assert "kernel     %arg1[0:3, 0:3, 0, 1]" in out
+    assert "via convolution %0 → reduce_window %2" in out
+
+
+def test_trace_forward_and_errors(capsys):
+    assert main(["trace", "--example", "conv_maxpool", "--seed", "0", "--value", "%arg0",
+                 "--index", "0,0,0,0", "--forward"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("%arg0[0, 0, 0, 0] = argument #0 of @main\nflows into 10 elements of 2 values")
+    assert "%2[0, 0, 0, 0:2]" in out
+    assert main(["trace", "--example", "conv_maxpool", "--seed", "0", "--value", "%2",
+                 "--index", "9,9,9,9"]) == 1
+    assert "out of range" in capsys.readouterr().err
+    assert main(["trace", "--example", "conv_maxpool", "--value", "%2", "--index", "0,0,0,0"]) == 1
+    assert "--seed N for random values" in capsys.readouterr().err

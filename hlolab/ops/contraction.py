@@ -58,7 +58,7 @@ from hlolab.ops.common import check_value, dims_fit, operand_tensor, reject_quan
 from hlolab.ops.conversion import convert_array
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import Explanation, Step, format_value
-from hlolab.trace.fanin import Fan, FanInProvenance, expand
+from hlolab.trace.fanin import Fan, FanInProvenance, Projection, expand
 from hlolab.trace.provenance import check_index, value_shape
 from hlolab.types import ElementType, OpaqueType, QuantizedElementType, TensorType, element_type
 
@@ -474,10 +474,21 @@ def _dot_general_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) 
             li[x] = ri[y] = offsets[j] + zero
         return [Fan(0, "window", tuple(li)), Fan(1, "kernel", tuple(ri))]
 
+    # result dims: batch, lhs free, rhs free; contracting dims span their whole range
+    lp: list[int | None] = [None] * lhs.ndim
+    rp: list[int | None] = [None] * rhs.ndim
+    for k, (x, y) in enumerate(zip(d.lhs_batching_dimensions, d.rhs_batching_dimensions, strict=True)):
+        lp[x] = rp[y] = k
+    for k, x in enumerate(lr):
+        lp[x] = nb + k
+    for k, y in enumerate(rr):
+        rp[y] = nb + len(lr) + k
+    projections = [Projection(0, "window", tuple(lp)), Projection(1, "kernel", tuple(rp))]
+
     return _FanIn([value_shape(outputs[0])], [value_shape(v) for v in inputs], fans,
-                           schedule="contracting positions in row-major order (over "
-                           "lhs_contracting_dimensions); lhs (window) then rhs (kernel), "
-                           "paired position by position")
+                  schedule="contracting positions in row-major order (over "
+                  "lhs_contracting_dimensions); lhs (window) then rhs (kernel), "
+                  "paired position by position", project=lambda r: projections)
 
 
 def _sum_notes(le: ElementType, oe: ElementType, total: int, order: str, summer: str) -> list[str]:

@@ -78,7 +78,7 @@ from hlolab.ops.regions import (
 )
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import Explanation, Step, elementwise_explain
-from hlolab.trace.fanin import Fan, FanInProvenance, expand
+from hlolab.trace.fanin import Fan, FanInProvenance, Projection, expand
 from hlolab.trace.provenance import (
     check_index,
     elementwise_provenance,
@@ -305,9 +305,17 @@ def reduce_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Fan
         return ([Fan(n + k, "init", ()) for k in which]
                 + [Fan(k, "window", index) for k in which])
 
+    kept = [d for d in range(rank) if d not in dims]
+    window_dims = tuple(kept.index(d) if d in kept else None for d in range(rank))
+
+    def project(result: int) -> list[Projection]:
+        which = [result] if per_output else list(range(n))
+        return ([Projection(n + k, "init", ()) for k in which]
+                + [Projection(k, "window", window_dims) for k in which])
+
     return FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs], fans,
                            schedule="init, then the reduced elements in row-major order of the "
-                                    "reduced dimensions")
+                                    "reduced dimensions", project=project)
 
 
 # --- reduce: explain -------------------------------------------------------------------------

@@ -97,16 +97,76 @@ def expand(a: np.ndarray | int, n_window_dims: int) -> np.ndarray:
     return arr.reshape(arr.shape + (1,) * n_window_dims)
 
 
+@dataclass(frozen=True)
+class Projection:
+    """A fan whose every operand dim either takes one result dim's index or spans
+    the whole dim: ``dims[d]`` is that result dim, or None for "all of dim d".
+
+    reduce (kept dims / reduced dims) and dot_general (batch and free dims /
+    contracting dims) have this shape. It lets the set forms work on masks
+    directly, in O(operand + result) instead of O(result x window).
+    """
+
+    operand: int
+    role: str
+    dims: tuple[int | None, ...]
+
+
+ProjectFn = Callable[[int], "list[Projection]"]
+
+
 class FanInProvenance(Provenance):
-    """Provenance computed on demand from a fan function (see the module doc)."""
+    """Provenance computed on demand from a fan function (see the module doc).
+
+    ``project(result)``, when given, describes the same fans as Projections;
+    ``back`` and ``fwd`` then use it (it must agree with ``fans``: tests check).
+    """
 
     def __init__(self, result_shapes: Sequence[Shape | None], operand_shapes: Sequence[Shape | None],
                  fans: FanFn, schedule: str = "row-major over the window",
-                 chunk_elements: int = 1 << 22):
+                 chunk_elements: int = 1 << 22, project: ProjectFn | None = None):
         super().__init__(result_shapes, operand_shapes)
         self._fans = fans
         self.schedule = schedule
         self.chunk_elements = chunk_elements
+        self._project = project
+
+    # --- projections: mask algebra for separable fans -----------------------------------
+    def _project_back(self, result: int, mask: np.ndarray) -> dict[tuple[int | None, str], np.ndarray]:
+        assert self._project is not None
+        out: dict[tuple[int | None, str], np.ndarray] = {}
+        for p in self._project(result):
+            oshape = self.operand_shapes[p.operand]
+            assert oshape is not None
+            if any(d is None and n == 0 for d, n in zip(p.dims, oshape, strict=True)):
+                continue  # an empty window reads nothing
+            used = [k for k in p.dims if k is not None]
+            m = mask.any(axis=tuple(k for k in range(mask.ndim) if k not in used)) if mask.size \
+                else np.zeros([mask.shape[k] for k in sorted(used)], dtype=bool)
+            order = sorted(used)
+            m = np.transpose(m, [order.index(k) for k in used])
+            m = m.reshape([mask.shape[k] if k is not None else 1 for k in p.dims])
+            _merge(out, (p.operand, p.role), np.array(np.broadcast_to(m, oshape)))
+        return out
+
+    def _project_fwd(self, operand: int, mask: np.ndarray) -> dict[tuple[int, str], np.ndarray]:
+        assert self._project is not None
+        out: dict[tuple[int, str], np.ndarray] = {}
+        for r, rshape in enumerate(self.result_shapes):
+            if rshape is None:
+                continue
+            for p in self._project(r):
+                if p.operand != operand:
+                    continue
+                if any(d is None and n == 0 for d, n in zip(p.dims, mask.shape, strict=True)):
+                    continue
+                m = mask.any(axis=tuple(d for d, k in enumerate(p.dims) if k is None))
+                used = [k for k in p.dims if k is not None]
+                order = sorted(used)
+                m = np.transpose(m, [used.index(k) for k in order])
+                m = m.reshape([rshape[k] if k in used else 1 for k in range(len(rshape))])
+                _merge(out, (r, p.role), np.array(np.broadcast_to(m, rshape)))
+        return out
 
     # --- evaluating fans ------------------------------------------------------------
     def _target_shape(self, fan: Fan) -> Shape:
@@ -228,6 +288,8 @@ class FanInProvenance(Provenance):
     # --- set forms --------------------------------------------------------------------
     def back(self, result: int, mask: np.ndarray) -> dict[tuple[int | None, str], np.ndarray]:
         m = _check_mask(self._result_shape(result), mask, f"back(result #{result})")
+        if self._project is not None:
+            return self._project_back(result, m)
         hits: dict[tuple[int | None, str], np.ndarray] = {}
         for _, evaluated in self._chunks(result, np.flatnonzero(m)):
             for fan, flat in evaluated:
@@ -254,7 +316,10 @@ class FanInProvenance(Provenance):
         raise ValueError(f"no frame for implicit {role} sources")
 
     def fwd(self, operand: int, mask: np.ndarray) -> dict[tuple[int, str], np.ndarray]:
-        m = _check_mask(self._operand_shape(operand), mask, f"fwd(operand #{operand})").reshape(-1)
+        full = _check_mask(self._operand_shape(operand), mask, f"fwd(operand #{operand})")
+        if self._project is not None:
+            return self._project_fwd(operand, full)
+        m = full.reshape(-1)
         out: dict[tuple[int, str], np.ndarray] = {}
         if not m.any():
             return out
