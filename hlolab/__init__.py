@@ -4,13 +4,24 @@ Public API (imports are lazy so ``import hlolab`` stays light)::
 
     m = hlolab.parse(text)             # Module
     results = hlolab.run(m, [x, y])    # list of numpy arrays
+    s = hlolab.Session(text)           # the stepper: step, step_back, breakpoints
+    s.bind([x, y]); s.run()
+    s.sources("%5", (3, 7))            # which argument elements %5[3, 7] depends on
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["parse", "run", "print_module"]
+__all__ = ["parse", "run", "print_module", "Session"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Session":  # lazily, so `import hlolab` stays light
+        from hlolab.session import Session
+
+        return Session
+    raise AttributeError(f"module 'hlolab' has no attribute {name!r}")
 
 
 def parse(text: str, filename: str = "<string>") -> Any:
