@@ -9,18 +9,8 @@ next to the time to run the program once, measured in the same run.
 
 from __future__ import annotations
 
-import time
-
+from bench.run import best_time as _best
 from hlolab.session import Session
-
-
-def _best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def report(repeat: int = 3) -> None:

@@ -234,6 +234,19 @@ def cmd_examples(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _element_options(p: argparse.ArgumentParser) -> None:
+    """The options every command that targets one element shares (DESIGN.md, "Addressing")."""
+    p.add_argument("file", nargs="?", metavar="FILE.mlir")
+    p.add_argument("--example", metavar="NAME", help="use a built-in example")
+    p.add_argument("--value", required=True, metavar="[@func:]%name[#k]", help="the value, e.g. %%3")
+    p.add_argument("--index", default="", metavar="i,j,...", help="the element (empty for a scalar)")
+    p.add_argument("--iteration", type=int, help="loop iteration, for values inside a while body")
+    p.add_argument("--entry", metavar="NAME")
+    p.add_argument("--args", metavar="LITERAL")
+    p.add_argument("--input", action="append", metavar="FILE.npy")
+    p.add_argument("--seed", type=int)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="hlolab", description="Execute StableHLO programs and see "
                                  "where every output element comes from.")
@@ -258,30 +271,14 @@ def build_parser() -> argparse.ArgumentParser:
     pr.set_defaults(fn=cmd_print)
 
     ex = sub.add_parser("explain", help="explain one element of a value: its op's formula and sources")
-    ex.add_argument("file", nargs="?", metavar="FILE.mlir")
-    ex.add_argument("--example", metavar="NAME", help="use a built-in example")
-    ex.add_argument("--value", required=True, metavar="[@func:]%name[#k]", help="the value, e.g. %%3")
-    ex.add_argument("--index", default="", metavar="i,j,...", help="the element (empty for a scalar)")
-    ex.add_argument("--iteration", type=int, help="loop iteration, for values inside a while body")
-    ex.add_argument("--entry", metavar="NAME")
-    ex.add_argument("--args", metavar="LITERAL")
-    ex.add_argument("--input", action="append", metavar="FILE.npy")
-    ex.add_argument("--seed", type=int)
+    _element_options(ex)
     ex.set_defaults(fn=cmd_explain)
 
     tr = sub.add_parser("trace", help="trace one element back (or forward) through the whole program")
-    tr.add_argument("file", nargs="?", metavar="FILE.mlir")
-    tr.add_argument("--example", metavar="NAME", help="use a built-in example")
-    tr.add_argument("--value", required=True, metavar="[@func:]%name[#k]", help="the value, e.g. %%3")
-    tr.add_argument("--index", default="", metavar="i,j,...", help="the element (empty for a scalar)")
-    tr.add_argument("--iteration", type=int, help="loop iteration, for values inside a while body")
+    _element_options(tr)
     tr.add_argument("--forward", action="store_true", help="where the element flows to, not from")
     tr.add_argument("--json", action="store_true", help="print JSON for tools (each element once per role)")
     tr.add_argument("--limit", type=int, help="at most N boxes per line group / N JSON elements")
-    tr.add_argument("--entry", metavar="NAME")
-    tr.add_argument("--args", metavar="LITERAL")
-    tr.add_argument("--input", action="append", metavar="FILE.npy")
-    tr.add_argument("--seed", type=int)
     tr.set_defaults(fn=cmd_trace)
 
     sub.add_parser("ops", help="list the ops hlolab can execute").set_defaults(fn=cmd_ops)

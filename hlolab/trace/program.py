@@ -163,6 +163,16 @@ def _one(shape: Shape, index: tuple[int, ...]) -> np.ndarray:
     return m
 
 
+def _novel(seen: dict[Any, np.ndarray], key: Any, mask: np.ndarray) -> np.ndarray | None:
+    """The part of ``mask`` not yet in ``seen[key]`` (recorded there), or None if nothing is new."""
+    prev = seen.get(key)
+    new = mask if prev is None else mask & ~prev
+    if not new.any():
+        return None
+    seen[key] = new if prev is None else prev | new
+    return new
+
+
 def _count_paths(edges: dict[Def, set[Def]], target: Def) -> dict[Def, int]:
     """Number of chains from each def to ``target`` along ``edges`` (def -> next defs).
 
@@ -202,16 +212,12 @@ def backward(graph: Graph, query: Def, index: tuple[int, ...]) -> Trace:
                 nctl = role if role in CONTROL_ROLES else ctl
                 if graph.is_leaf(pdef):
                     srole = nctl or role
-                    prev = found.get((pdef, srole))
-                    new = pmask if prev is None else pmask & ~prev
-                    if new.any():
-                        found[(pdef, srole)] = new if prev is None else prev | new
+                    new = _novel(found, (pdef, srole), pmask)
+                    if new is not None:
                         groups.append(Group(pdef, graph.label(pdef), srole, new, (hop,) + chain))
                     continue
-                prev = seen.get((pdef, nctl))
-                new = pmask if prev is None else pmask & ~prev
-                if new.any():
-                    seen[(pdef, nctl)] = new if prev is None else prev | new
+                new = _novel(seen, (pdef, nctl), pmask)
+                if new is not None:
                     nxt.append((pdef, nctl, new, (hop,) + chain))
         frontier = nxt
     counts = _count_paths(up, query)
@@ -240,11 +246,9 @@ def forward(graph: Graph, start_def: Def, index: tuple[int, ...]) -> Trace:
                 # the first hop's role, until a control / index_read hop decides it
                 nstate = role if state is None or (state not in CONTROL_ROLES and role in CONTROL_ROLES) \
                     else state
-                prev = seen.get((cdef, nstate))
-                new = cmask if prev is None else cmask & ~prev
-                if not new.any():
+                new = _novel(seen, (cdef, nstate), cmask)
+                if new is None:
                     continue
-                seen[(cdef, nstate)] = new if prev is None else prev | new
                 path = chain + (graph.hop(cdef[0], cdef[1], role),)
                 groups.append(Group(cdef, graph.label(cdef), nstate, new, path))
                 nxt.append((cdef, nstate, new, path))
