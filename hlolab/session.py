@@ -50,7 +50,7 @@ from hlolab.ir.module import Func, Module, Op
 from hlolab.ops.registry import lookup
 from hlolab.trace import program
 from hlolab.trace.locate import ValueRef
-from hlolab.trace.provenance import Provenance, Shape, value_shape
+from hlolab.trace.provenance import Provenance, Shape, Source, check_index, value_shape
 
 DEFAULT_STORE_LIMIT = 16 << 20  # bytes: a larger value is recomputed when asked for
 DEFAULT_HISTORY_BYTES = 1 << 30  # bytes of values the history keeps before dropping the oldest
@@ -64,10 +64,6 @@ class Dropped:
 
     shape: tuple[int, ...]
     dtype: Any
-
-    @property
-    def nbytes(self) -> int:
-        return 0
 
 
 @dataclass(frozen=True)
@@ -579,7 +575,7 @@ class _RunGraph:
         self._prov: dict[int, Provenance | None] = {}
 
     def shape(self, d: Def) -> Shape | None:
-        x = self.s._peek(d) if d[0] == ARGS_NODE else self.s._by_id[d[0]].outputs[d[1]]
+        x = self.s._peek(d)
         if isinstance(x, Dropped):
             return tuple(int(n) for n in x.shape)
         return value_shape(x)
@@ -689,8 +685,6 @@ def _producer(session: Session, d: Def | None) -> str:
 def explain_element(session: Session, ref: str | Def, index: tuple[int, ...] | list[int] = (),
                     iteration: int | None = None) -> ElementExplanation:
     """Explain ``ref[index]`` in the program run by ``session``."""
-    from hlolab.trace.provenance import check_index
-
     d = ref if isinstance(ref, tuple) else session.find(ref, iteration)
     label = session.label(d)
     value = session.value_of(d)
@@ -706,8 +700,6 @@ def explain_element(session: Session, ref: str | Def, index: tuple[int, ...] | l
     sources: list[ElementSource] = []
     if ev.result_defs is not None:  # control flow: the value a body or branch returned
         src = ev.result_defs[d[1]]
-        from hlolab.trace.provenance import Source
-
         if src is not None:
             sources.append(ElementSource(Source(None, idx, "copy"), session.label(src), src,
                                          _producer(session, src)))

@@ -96,9 +96,6 @@ class Group:
     path: tuple[Hop, ...]
     n_paths: int = 1
 
-    def indices(self) -> list[tuple[int, ...]]:
-        return [tuple(int(i) for i in ix) for ix in np.argwhere(self.mask)]
-
     @property
     def count(self) -> int:
         return int(self.mask.sum())
@@ -125,9 +122,6 @@ class Trace:
                 continue
             out = g.mask.copy() if out is None else out | g.mask
         return out
-
-    def values(self) -> list[str]:
-        return list(dict.fromkeys(g.label for g in self.groups))
 
     def elements(self) -> Iterator[tuple[str, tuple[int, ...], str, Group]]:
         """(label, index, role, group) once per (value, index, role)."""

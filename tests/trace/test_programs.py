@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import collections
 import re
-import time
 from pathlib import Path
 
 import numpy as np
@@ -134,17 +133,13 @@ def test_chain_program_mixes_every_kind():
             "dot_general", "reshape"} <= set(kinds)
 
 
-def test_chain_program_benchmark_size_runs_quickly():
-    # 200 ops x 10**5 elements; measured ~0.5 s on the 2-core dev box (target < 5 s).
-    # The assertion leaves a wide margin for a loaded machine.
+def test_chain_program_benchmark_size_runs_and_stays_finite():
+    # 200 ops x 10**5 elements: the size bench/trace.py times (no timing asserted here)
     text = chain_program(200, 100_000)
     rng = np.random.default_rng(1)
     args = [rng.uniform(-1, 1, (250, 400)).astype(np.float32) for _ in range(2)]
-    t0 = time.perf_counter()
     (out,) = run(text, args)
-    elapsed = time.perf_counter() - t0
     assert out.shape == (250, 400) and np.isfinite(out).all()
-    assert elapsed < 20, elapsed
 
 
 # --- random_movement_program ----------------------------------------------------------------------
