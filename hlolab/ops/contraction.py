@@ -59,7 +59,7 @@ from hlolab.ops.conversion import convert_array
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import Explanation, Step, format_value
 from hlolab.trace.fanin import Fan, FanInProvenance, Projection, expand
-from hlolab.trace.provenance import check_index, value_shape
+from hlolab.trace.provenance import FrameMap, check_index, value_shape
 from hlolab.types import ElementType, OpaqueType, QuantizedElementType, TensorType, element_type
 
 EXPLAIN_MAX_PAIRS = 256  # explain lists at most this many products (the formatter elides more)
@@ -995,11 +995,20 @@ def _conv_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanI
                                              cols.reshape((1,) * n0 + cols.shape))))
         return out
 
-    return _FanIn([value_shape(outputs[0])], [value_shape(v) for v in inputs], fans,
-                           schedule="row-major over (input feature of the group, kernel spatial "
-                           "dims...): window (input elements) or pad_value (padding / lhs-dilation "
-                           "holes, in the padded frame), then kernel, paired position by position"
-                           + ("; then the padding operand (index_read)" if dynamic else ""))
+    prov = _FanIn([value_shape(outputs[0])], [value_shape(v) for v in inputs], fans,
+                  schedule="row-major over (input feature of the group, kernel spatial "
+                  "dims...): window (input elements) or pad_value (padding / lhs-dilation "
+                  "holes, in the padded frame), then kernel, paired position by position"
+                  + ("; then the padding operand (index_read)" if dynamic else ""))
+    low, stride = [0] * lhs.ndim, [1] * lhs.ndim
+    for j, x in enumerate(d.input_spatial_dimensions):
+        low[x], stride[x] = g.padding[j][0], p.lhs_dilation[j]
+    prov.frames = {0: FrameMap(0, frame_t, tuple(low), tuple(stride), (None,))}
+    if len(d.input_spatial_dimensions) == 2:  # draw images and kernels as height x width grids
+        prov.grid_axes = {"operand0": tuple(d.input_spatial_dimensions),
+                          "operand1": tuple(d.kernel_spatial_dimensions),
+                          "result0": tuple(d.output_spatial_dimensions)}
+    return prov
 
 
 # --- convolution: explain ---------------------------------------------------------------

@@ -73,7 +73,16 @@ from hlolab.ops.scatter import wave_numbers
 from hlolab.ops.shape import same_element
 from hlolab.trace.explain import Explanation, Step
 from hlolab.trace.fanin import Fan, FanInProvenance, expand
-from hlolab.trace.provenance import Provenance, Source, Target, _check_mask, _merge, check_index, value_shape
+from hlolab.trace.provenance import (
+    FrameMap,
+    Provenance,
+    Source,
+    Target,
+    _check_mask,
+    _merge,
+    check_index,
+    value_shape,
+)
 from hlolab.types import ElementType, TensorType
 
 EXPLAIN_MAX_WINDOWS = 32  # select_and_scatter explain lists at most this many windows
@@ -480,8 +489,14 @@ def reduce_window_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any])
             out.append(Fan(n + k, "pad_value", (), valid=~real, frame=frame, position=position))
         return out
 
-    return FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs], fans,
+    prov = FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs], fans,
                            schedule=SCHEDULE_REDUCE_WINDOW)
+    prov.frames = {k: FrameMap(k, frame, p.padding_low, p.base_dilations, (n + k,)) for k in range(n)}
+    windowed = [d for d in range(r) if p.window_dimensions[d] > 1 or p.padding[d] != (0, 0)]
+    if r > 2 and len(windowed) == 2:  # e.g. NHWC pooling: draw the pooled dims as the grid
+        prov.grid_axes = {f"{kind}{k}": (windowed[0], windowed[1])
+                          for k in range(n) for kind in ("operand", "result")}
+    return prov
 
 
 # --- reduce_window: explain --------------------------------------------------------------

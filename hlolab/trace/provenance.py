@@ -100,6 +100,47 @@ def _merge(out: dict[Any, np.ndarray], key: Any, mask: np.ndarray) -> None:
         out[key] = mask
 
 
+@dataclass(frozen=True)
+class FrameMap:
+    """The padded / dilated frame an op reads operand ``operand`` in (reduce_window's
+    padded base, a convolution's padded and lhs-dilated input), for renderers.
+
+    Operand element ``i`` sits at frame position ``low + i * stride`` per dim; the
+    other frame positions are padding (outside the dilated operand) or dilation
+    holes (between two dilated elements). Window positions of ``FanInProvenance``
+    fans are frame coordinates; a fan of operand ``operand`` or of one of
+    ``pad_operands`` (``None``: an implicit zero) with positions lies in this frame.
+    """
+
+    operand: int
+    shape: Shape
+    low: tuple[int, ...]
+    stride: tuple[int, ...]
+    pad_operands: tuple[int | None, ...] = ()
+
+    def kinds(self, operand_shape: Shape) -> np.ndarray:
+        """int8 per frame position: 0 an operand element, 1 padding, 2 dilation hole."""
+        out = np.zeros(self.shape, dtype=np.int8)
+        for d, (n, lo, st) in enumerate(zip(operand_shape, self.low, self.stride, strict=True)):
+            rel = np.arange(self.shape[d], dtype=np.int64) - lo
+            pad = (rel < 0) | (rel > (n - 1) * st) if n else np.ones(self.shape[d], dtype=bool)
+            hole = ~pad & (rel % st != 0)
+            axis = [1] * len(self.shape)
+            axis[d] = self.shape[d]
+            kind = np.where(pad, 1, np.where(hole, 2, 0)).astype(np.int8).reshape(axis)
+            out = np.maximum(out, kind)  # padding in any dim wins over a hole
+        return out
+
+    def operand_index(self) -> tuple[np.ndarray, ...]:
+        """Per dim, the operand index of every frame position (meaningful where kinds is 0)."""
+        grids = np.indices(self.shape, dtype=np.int64)
+        return tuple((g - lo) // st for g, lo, st in zip(grids, self.low, self.stride, strict=True))
+
+    def to_frame(self, index: Sequence[int]) -> tuple[int, ...]:
+        """The frame position of operand element ``index``."""
+        return tuple(lo + int(i) * st for i, lo, st in zip(index, self.low, self.stride, strict=True))
+
+
 # --- the interface -------------------------------------------------------------
 
 class Provenance:
@@ -112,6 +153,11 @@ class Provenance:
 
     result_shapes: list[Shape | None]
     operand_shapes: list[Shape | None]
+    # operand -> the padded/dilated frame its windows are drawn in (renderers only)
+    frames: dict[int, FrameMap] = {}
+    # drawn tensor ("operand0", "result0") -> the two axes to draw as the grid, e.g. the
+    # spatial dims of NHWC images (renderers only; default: the last two axes)
+    grid_axes: dict[str, tuple[int, int]] = {}
 
     def __init__(self, result_shapes: Sequence[Shape | None], operand_shapes: Sequence[Shape | None]):
         self.result_shapes = [None if s is None else tuple(int(d) for d in s) for s in result_shapes]
