@@ -1,6 +1,7 @@
 """Benchmarks: hlolab ops against the direct numpy equivalent, measured in the same run.
 
-    python -m bench.run [--filter NAME] [--repeat N]     (--filter trace: the program trace only)
+    python -m bench.run [--filter NAME] [--repeat N]     (--filter trace: the program trace only;
+                                                         --filter render: the 60-frame GIF)
 
 Each case times one op evaluation through hlolab (verify + evaluate, no
 parsing) and the plain numpy expression that computes the same values, and
@@ -82,6 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.trace import report
 
         report(min(ns.repeat, 3))
+    if ns.filter in "render":
+        from bench.render import report as render_report
+
+        render_report()
     return 0
 
 

@@ -234,6 +234,34 @@ def cmd_examples(ns: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(ns: argparse.Namespace) -> int:
+    from hlolab.render import export
+    from hlolab.trace.locate import parse_index
+
+    if not ns.target and not ns.example:
+        raise HloLabError("hlolab export: give FILE.mlir or --example NAME (and --value %name)")
+    indices = [parse_index(i) for i in ns.index or []]
+    is_file = ns.example or ns.target.endswith(".mlir") or Path(ns.target).is_file()
+    if not is_file:
+        raise HloLabError(f"hlolab export {ns.target}: drawing an op from its parameters is not built "
+                          "yet; export the op that makes a value of a program instead: "
+                          "hlolab export FILE.mlir --value %name --index i,j")
+    ns.file = ns.target
+    target = export.program_target(_session(_with_seed(ns)), ns.value, indices, ns.iteration)
+    fmt = ns.format or (Path(ns.out).suffix.lstrip(".") if ns.out and Path(ns.out).suffix else "png")
+    path, frames = export.write(target, fmt, ns.out, max_frames=ns.max_frames, fps=ns.fps,
+                                progress=sys.stderr.isatty())
+    what = f"{frames} frames" if fmt in export.MOVING else "diagram"
+    print(f"wrote {path} ({what} of {target.event.op.name})")
+    return 0
+
+
+def _with_seed(ns: argparse.Namespace) -> argparse.Namespace:
+    if ns.seed is None and not ns.args and not ns.input:
+        ns.seed = 0  # a picture needs inputs: random by default, as documented
+    return ns
+
+
 def _element_options(p: argparse.ArgumentParser) -> None:
     """The options every command that targets one element shares (DESIGN.md, "Addressing")."""
     p.add_argument("file", nargs="?", metavar="FILE.mlir")
@@ -280,6 +308,24 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--json", action="store_true", help="print JSON for tools (each element once per role)")
     tr.add_argument("--limit", type=int, help="at most N boxes per line group / N JSON elements")
     tr.set_defaults(fn=cmd_trace)
+
+    xp = sub.add_parser("export", help="draw the op that made a program value: diagram (png/svg/pdf) "
+                        "or animation (gif/mp4/frames)")
+    xp.add_argument("target", nargs="?", metavar="FILE.mlir")
+    xp.add_argument("--example", metavar="NAME", help="a built-in example program")
+    xp.add_argument("--index", action="append", metavar="i,j,...",
+                    help="a result element to explain (repeat for several)")
+    xp.add_argument("--value", metavar="%name", help="in a program: the value whose op to draw")
+    xp.add_argument("--iteration", type=int)
+    xp.add_argument("--format", choices=("png", "svg", "pdf", "gif", "mp4", "frames"))
+    xp.add_argument("--out", metavar="PATH", help="output file (a directory for --format frames)")
+    xp.add_argument("--seed", type=int)
+    xp.add_argument("--fps", type=float, default=2.0)
+    xp.add_argument("--max-frames", type=int, default=400)
+    xp.add_argument("--entry", metavar="NAME")
+    xp.add_argument("--args", metavar="LITERAL")
+    xp.add_argument("--input", action="append", metavar="FILE.npy")
+    xp.set_defaults(fn=cmd_export)
 
     sub.add_parser("ops", help="list the ops hlolab can execute").set_defaults(fn=cmd_ops)
     sub.add_parser("examples", help="list the built-in examples").set_defaults(fn=cmd_examples)

@@ -41,7 +41,7 @@ class CellGroup:
 
 def _rows(a: np.ndarray) -> np.ndarray:
     """Distinct index rows of an ``[n, rank]`` array, in first-seen order."""
-    a = np.asarray(a, dtype=np.int64).reshape(-1, a.shape[-1] if a.ndim else 0)
+    a = np.asarray(a, dtype=np.int64)
     if len(a) == 0:
         return a
     if a.shape[1] == 0:
@@ -153,7 +153,7 @@ class OpView:
         fm = self._framed(fv.operand)
         out: list[CellGroup] = []
         if fm is not None and fv.position is not None:
-            pos = np.asarray(fv.position)[valid].reshape(-1, len(fm.shape))
+            pos = np.asarray(fv.position)[valid].reshape(int(valid.sum()), len(fm.shape))
             key = f"operand{fm.operand}"
             if fv.role == "pad_value":
                 x = np.asarray(self.inputs[fm.operand])
@@ -167,7 +167,8 @@ class OpView:
         if fv.operand is None or value_shape(self.inputs[fv.operand]) is None:
             return out
         index = np.asarray(fv.index)
-        rows = index[valid].reshape(-1, index.shape[-1])
+        rank = index.shape[-1]
+        rows = index[valid].reshape(-1, rank) if rank else np.zeros((int(valid.sum()), 0), np.int64)
         out.append(CellGroup(f"operand{fv.operand}", fv.role, _rows(rows)))
         return out
 
