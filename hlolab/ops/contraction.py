@@ -1127,3 +1127,132 @@ def convolution(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 def dynamic_conv(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray, padding: np.ndarray) -> np.ndarray:
     """convolution with the padding taken from the ``padding`` operand's value."""
     return _conv_evaluate(ctx, lhs, rhs, padding)
+
+
+# --- parameter schemas (hlolab.ops.examples) ------------------------------------------------
+
+def _parse_conv_letters(text: str) -> tuple[ConvDims, list[str]]:
+    """``b01f,01io->b01f`` -> ConvDims and the three lists of letters (ParamError when malformed)."""
+    import re
+
+    from hlolab.ops.examples import ParamError
+
+    m = re.fullmatch(r"\s*([bf0-9]+)\s*[,x]\s*([io0-9]+)\s*->\s*([bf0-9]+)\s*", text)
+    groups = list(m.groups()) if m else []
+    n = len(groups[0]) - 2 if groups else -1
+    want = [sorted("bf" + "".join(map(str, range(n)))), sorted("io" + "".join(map(str, range(n))))]
+    if not m or n < 0 or n > 9 or [sorted(groups[0]), sorted(groups[1]), sorted(groups[2])] != \
+            [want[0], want[1], want[0]]:
+        raise ParamError(f"parameter 'dimension_numbers': cannot read {text!r}: expected input, kernel and "
+                         "output layouts like b01f,01io->b01f (b/f batch/feature, i/o kernel input/output "
+                         "feature, 0,1,... spatial dims, every letter once)")
+    i, k, o = groups
+    sp = [str(j) for j in range(n)]
+    dims = ConvDims(i.index("b"), i.index("f"), tuple(i.index(c) for c in sp),
+                    k.index("i"), k.index("o"), tuple(k.index(c) for c in sp),
+                    o.index("b"), o.index("f"), tuple(o.index(c) for c in sp))
+    return dims, [list(i), list(k), list(o)]
+
+
+def _contraction_schemas() -> None:
+    from hlolab.ops.examples import (
+        Operand,
+        OpParts,
+        OpSchema,
+        Param,
+        array_i1,
+        array_i64,
+        broadcast_ints,
+        broadcast_pairs,
+        dense_pairs,
+        dtype_param,
+        guess,
+        int_list,
+        int_param,
+        ints_param,
+        register_schema,
+        shape_param,
+        ttype,
+    )
+
+    keys = ("lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
+            "rhs_contracting_dimensions")
+
+    def dot_build(p: dict[str, Any]) -> OpParts:
+        def infer() -> list[TensorType]:
+            d = DotDims(*(p[k] for k in keys))
+            lhs, rhs = p["lhs"], p["rhs"]
+            shape = ([lhs[i] for i in d.lhs_batching_dimensions]
+                     + [lhs[i] for i in d.lhs_result_dimensions(len(lhs))]
+                     + [rhs[i] for i in d.rhs_result_dimensions(len(rhs))])
+            return [ttype(shape, p["dtype"])]
+        dn = ", ".join(f"{k} = {int_list(p[k])}" for k in keys)
+        return OpParts([Operand("lhs", ttype(p["lhs"], p["dtype"])),
+                        Operand("rhs", ttype(p["rhs"], p["dtype"]), restart=True)],
+                       guess(infer, p["dtype"]), {"dot_dimension_numbers": f"#stablehlo.dot<{dn}>"})
+
+    register_schema(OpSchema("stablehlo.dot_general", (
+        shape_param("lhs", (2, 3), "the left-hand side"),
+        shape_param("rhs", (3, 2), "the right-hand side"),
+        ints_param("lhs_batching_dimensions", (), "lhs dims that are batch dims"),
+        ints_param("rhs_batching_dimensions", (), "rhs dims that are batch dims"),
+        ints_param("lhs_contracting_dimensions", (1,), "lhs dims summed over"),
+        ints_param("rhs_contracting_dimensions", (0,), "rhs dims summed over"),
+        dtype_param("f32"),
+    ), {"default": {},
+        "spec-example": {"lhs": (2, 2, 2), "rhs": (2, 2, 2), "lhs_batching_dimensions": (0,),
+                         "rhs_batching_dimensions": (0,), "lhs_contracting_dimensions": (2,),
+                         "rhs_contracting_dimensions": (1,), "dtype": "i64", "index": (1, 0, 1),
+                         "inputs": {"lhs": [[[1, 2], [3, 4]], [[5, 6], [7, 8]]],
+                                    "rhs": [[[1, 0], [0, 1]], [[1, 0], [0, 1]]]}}},
+        dot_build, doc="general dot product: batch, contract, outer product of the rest"))
+
+    def conv_build(p: dict[str, Any]) -> OpParts:
+        dims, letters = _parse_conv_letters(p["dimension_numbers"])
+        n = len(dims.input_spatial_dimensions)
+        strides = broadcast_ints(p["stride"], n)
+        padding = broadcast_pairs(p["padding"], n)
+        lhs_dil = broadcast_ints(p["lhs_dilation"], n)
+        rhs_dil = broadcast_ints(p["rhs_dilation"], n)
+        reversal = tuple(bool(v) for v in broadcast_ints(p["window_reversal"], n))
+
+        def infer() -> list[TensorType]:
+            cp = ConvParams(strides, padding, lhs_dil, rhs_dil, reversal, dims, p["feature_group_count"],
+                            p["batch_group_count"])
+            return [ttype(conv_result_shape(p["lhs"], p["rhs"], cp, padding), p["dtype"])]
+        i, k, o = (", ".join(x) for x in letters)
+        attrs = {"window_strides": array_i64(strides),
+                 "padding": dense_pairs(padding) if padding else "dense<0> : tensor<0x2xi64>",
+                 "lhs_dilation": array_i64(lhs_dil), "rhs_dilation": array_i64(rhs_dil),
+                 "window_reversal": array_i1(reversal),
+                 "dimension_numbers": f"#stablehlo.conv<[{i}]x[{k}]->[{o}]>",
+                 "feature_group_count": f"{p['feature_group_count']} : i64",
+                 "batch_group_count": f"{p['batch_group_count']} : i64"}
+        return OpParts([Operand("lhs", ttype(p["lhs"], p["dtype"])),
+                        Operand("rhs", ttype(p["rhs"], p["dtype"]), restart=True)],
+                       guess(infer, p["dtype"]), attrs)
+
+    register_schema(OpSchema("stablehlo.convolution", (
+        shape_param("lhs", (1, 5, 5, 1), "the input (layout per dimension_numbers)"),
+        shape_param("rhs", (3, 3, 1, 1), "the kernel (layout per dimension_numbers)"),
+        ints_param("stride", (1,), "window_strides: one value for every spatial dim, or one per dim"),
+        Param("padding", "pairs", 0, "low,high padding per spatial dim, or one int for all"),
+        ints_param("lhs_dilation", (1,), "base dilation of lhs: holes between input elements"),
+        ints_param("rhs_dilation", (1,), "kernel dilation: holes between kernel elements"),
+        ints_param("window_reversal", (0,), "1 reverses the kernel in that spatial dim"),
+        int_param("feature_group_count", 1, "feature groups (depthwise when = input features)"),
+        int_param("batch_group_count", 1, "batch groups"),
+        Param("dimension_numbers", "text", "b01f,01io->b01f", "input, kernel, output layouts"),
+        dtype_param("f32"),
+    ), {"default": {},
+        "spec-example": {"lhs": (1, 4, 4, 1), "rhs": (3, 3, 1, 1), "stride": (4, 4), "padding": 0,
+                         "lhs_dilation": (2, 2), "rhs_dilation": (1, 1), "window_reversal": (0, 0),
+                         "feature_group_count": 1, "batch_group_count": 1,
+                         "dimension_numbers": "b01f,01io->b01f", "dtype": "i64", "index": (0, 1, 1, 0),
+                         "inputs": {"lhs": [[[[1], [2], [5], [6]], [[3], [4], [7], [8]],
+                                             [[10], [11], [14], [15]], [[12], [13], [16], [17]]]],
+                                    "rhs": [[[[1]], [[1]], [[1]]]] * 3}}},
+        conv_build, doc="convolution: windows of lhs times the kernel rhs, summed"))
+
+
+_contraction_schemas()

@@ -573,3 +573,76 @@ def dynamic_gather(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray,
     check_value(ctx, start_indices, ctx.operand_types[1], "start_indices")
     return _run(ctx, operand, start_indices,
                 _dynamic_slice_sizes(ctx, operand, start_indices, slice_sizes))
+
+
+# --- parameter schema (hlolab.ops.examples) ------------------------------------------------
+
+def _gather_schema() -> None:
+    from hlolab.ops.examples import (
+        Operand,
+        OpParts,
+        OpSchema,
+        bool_param,
+        dtype_param,
+        guess,
+        int_list,
+        int_param,
+        ints_param,
+        register_schema,
+        shape_param,
+        ttype,
+        valid_starts,
+    )
+
+    def infer(p: dict[str, Any]) -> list[Any]:
+        dims = GatherDims(p["offset_dims"], p["collapsed_slice_dims"], p["operand_batching_dims"],
+                          p["start_indices_batching_dims"], p["start_index_map"], p["index_vector_dim"])
+        si = p["start_indices"]
+        rank = len(si) - (1 if p["index_vector_dim"] < len(si) else 0) + len(p["offset_dims"])
+        shape = expected_result_shape(si, p["slice_sizes"], dims, rank)
+        if shape is None:
+            raise ValueError("ranks do not combine")
+        return [ttype(shape, p["dtype"])]
+
+    def build(p: dict[str, Any]) -> OpParts:
+        dn = ", ".join(f"{k} = {int_list(p[k])}" for k in (
+            "offset_dims", "collapsed_slice_dims", "operand_batching_dims", "start_indices_batching_dims",
+            "start_index_map"))
+        attrs = {"dimension_numbers": f"#stablehlo.gather<{dn}, index_vector_dim = {p['index_vector_dim']}>",
+                 "slice_sizes": f"array<i64: {', '.join(str(s) for s in p['slice_sizes'])}>",
+                 "indices_are_sorted": "true" if p["indices_are_sorted"] else "false"}
+        starts = valid_starts(p["start_indices"], p["index_vector_dim"], p["start_index_map"],
+                              p["operand"], p["slice_sizes"])
+        return OpParts([Operand("operand", ttype(p["operand"], p["dtype"])),
+                        Operand("start_indices", ttype(p["start_indices"], p["index_dtype"]), starts)],
+                       guess(lambda: infer(p), p["dtype"]), attrs)
+
+    params = (
+        shape_param("operand", (4, 5), "the tensor slices are gathered from"),
+        shape_param("start_indices", (2, 2), "tensor of start indices; each index vector starts one slice"),
+        ints_param("offset_dims", (1, 2), "dims of the result that index into a slice"),
+        ints_param("collapsed_slice_dims", (), "operand dims of size-1 slices dropped from the result"),
+        ints_param("operand_batching_dims", (), "operand dims that are batch dims"),
+        ints_param("start_indices_batching_dims", (), "start_indices dims that are batch dims"),
+        ints_param("start_index_map", (0, 1), "operand dim each index vector component starts"),
+        int_param("index_vector_dim", 1, "the dim of start_indices holding the index vectors"),
+        ints_param("slice_sizes", (2, 2), "size of the slice in each operand dim"),
+        bool_param("indices_are_sorted", False, "the indices are sorted (a promise, unchecked)"),
+        dtype_param("f32", "element type of operand and result"),
+        dtype_param("i64", "element type of start_indices", "index_dtype"),
+    )
+    spec = {
+        "operand": (2, 3, 4, 2), "start_indices": (2, 2, 3, 2), "offset_dims": (3, 4),
+        "collapsed_slice_dims": (1,), "operand_batching_dims": (0,), "start_indices_batching_dims": (1,),
+        "start_index_map": (2, 1), "index_vector_dim": 3, "slice_sizes": (1, 1, 2, 2), "dtype": "i32",
+        "index_dtype": "i64",
+        "inputs": {"operand": np.arange(1, 49).reshape(2, 3, 4, 2),
+                   "start_indices": [[[[0, 0], [1, 0], [2, 1]], [[0, 1], [1, 1], [0, 9]]],
+                                     [[[0, 0], [2, 1], [2, 2]], [[1, 2], [0, 1], [1, 0]]]]},
+        "index": (0, 1, 2, 1, 1),  # from the start index [0, 9], clamped
+    }
+    register_schema(OpSchema("stablehlo.gather", params, {"default": {}, "spec-example": spec}, build,
+                             doc="gather slices of operand at start_indices"))
+
+
+_gather_schema()

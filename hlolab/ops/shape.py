@@ -836,3 +836,158 @@ def _explain_optimization_barrier(ctx: OpCall, inputs: list[Any], outputs: list[
 def optimization_barrier(ctx: OpCall, *operand: Any) -> list[Any]:
     """An identity: result = operand."""
     return list(operand)
+
+
+# --- parameter schemas (hlolab.ops.examples) ------------------------------------------------
+
+def _shape_schemas() -> None:
+    from hlolab.ops.examples import (
+        Operand,
+        OpParts,
+        OpSchema,
+        Param,
+        array_i64,
+        dtype_param,
+        guess,
+        int_param,
+        ints_param,
+        register_schema,
+        scalar,
+        shape_param,
+        ttype,
+    )
+
+    def one(op: str, params: tuple[Param, ...], build: Any, spec: dict[str, Any] | None, doc: str,
+            more: dict[str, dict[str, Any]] | None = None) -> None:
+        presets = {"default": {}} | ({"spec-example": spec} if spec else {}) | (more or {})
+        register_schema(OpSchema(op, params, presets, build, doc=doc))
+
+    def pad_shape(p: dict[str, Any]) -> list[TensorType]:
+        def size(d: int, lo: int, hi: int, interior: int) -> int:
+            return lo + hi + (d + (d - 1) * interior if d else 0)
+        dims = [size(*x) for x in zip(p["operand"], p["edge_padding_low"], p["edge_padding_high"],
+                                      p["interior_padding"], strict=True)]
+        return [ttype(dims, p["dtype"])]
+
+    def pad_build(p: dict[str, Any]) -> OpParts:
+        value = scalar(p["padding_value"], p["dtype"])
+        keys = ("edge_padding_low", "edge_padding_high", "interior_padding")
+        return OpParts([Operand("operand", ttype(p["operand"], p["dtype"])),
+                        Operand("padding_value", ttype((), p["dtype"]), value)],
+                       guess(lambda: pad_shape(p), p["dtype"]), {k: array_i64(p[k]) for k in keys})
+
+    one("stablehlo.pad", (
+        shape_param("operand", (2, 3), "the tensor padded"),
+        Param("padding_value", "number", -1, "the value written into the padding"),
+        ints_param("edge_padding_low", (0, 1), "padding added before each dim (negative: cropped)"),
+        ints_param("edge_padding_high", (1, 1), "padding added after each dim (negative: cropped)"),
+        ints_param("interior_padding", (1, 0), "padding added between the elements of each dim"),
+        dtype_param("f32"),
+    ), pad_build, {"operand": (2, 3), "padding_value": 0, "edge_padding_low": (0, 1),
+                   "edge_padding_high": (2, 1), "interior_padding": (1, 2), "dtype": "i32",
+                   "inputs": {"operand": [[1, 2, 3], [4, 5, 6]]}, "index": (2, 4)},
+        "pad operand with edge and interior padding")
+
+    def transpose_build(p: dict[str, Any]) -> OpParts:
+        def infer() -> list[TensorType]:
+            return [ttype([p["operand"][d] for d in p["permutation"]], p["dtype"])]
+        return OpParts([Operand("operand", ttype(p["operand"], p["dtype"]))], guess(infer, p["dtype"]),
+                       {"permutation": array_i64(p["permutation"])})
+
+    one("stablehlo.transpose", (
+        shape_param("operand", (2, 3), "the tensor transposed"),
+        ints_param("permutation", (1, 0), "result dim d is operand dim permutation[d]"),
+        dtype_param("f32"),
+    ), transpose_build, {"operand": (2, 3, 2), "permutation": (2, 1, 0), "dtype": "i32",
+                         "inputs": {"operand": [[[1, 2], [3, 4], [5, 6]], [[7, 8], [9, 10], [11, 12]]]},
+                         "index": (1, 2, 0)},
+        "permute the dims of operand")
+
+    def broadcast_build(p: dict[str, Any]) -> OpParts:
+        return OpParts([Operand("operand", ttype(p["operand"], p["dtype"]))],
+                       [ttype(p["result_shape"], p["dtype"])],
+                       {"broadcast_dimensions": array_i64(p["broadcast_dimensions"])})
+
+    one("stablehlo.broadcast_in_dim", (
+        shape_param("operand", (3,), "the tensor broadcast"),
+        shape_param("result_shape", (2, 3), "the shape of the result"),
+        ints_param("broadcast_dimensions", (1,), "result dim of each operand dim"),
+        dtype_param("f32"),
+    ), broadcast_build, {"operand": (1, 3), "result_shape": (2, 3, 2), "broadcast_dimensions": (2, 1),
+                         "dtype": "i32", "inputs": {"operand": [[1, 2, 3]]}, "index": (1, 2, 0)},
+        "broadcast operand into a larger shape")
+
+    def reshape_build(p: dict[str, Any]) -> OpParts:
+        return OpParts([Operand("operand", ttype(p["operand"], p["dtype"]))],
+                       [ttype(p["result_shape"], p["dtype"])])
+
+    one("stablehlo.reshape", (
+        shape_param("operand", (2, 3), "the tensor reshaped"),
+        shape_param("result_shape", (3, 2), "the shape of the result (same element count)"),
+        dtype_param("f32"),
+    ), reshape_build, {"operand": (2, 3), "result_shape": (3, 2), "dtype": "i32",
+                       "inputs": {"operand": [[1, 2, 3], [4, 5, 6]]}, "index": (1, 1)},
+        "the same elements in row-major order, another shape")
+
+    def concat_build(p: dict[str, Any]) -> OpParts:
+        def infer() -> list[TensorType]:
+            a, b, d = list(p["input0"]), p["input1"], p["dimension"]
+            a[d] += b[d]
+            return [ttype(a, p["dtype"])]
+        return OpParts([Operand("input0", ttype(p["input0"], p["dtype"])),
+                        Operand("input1", ttype(p["input1"], p["dtype"]))], guess(infer, p["dtype"]),
+                       {"dimension": f"{p['dimension']} : i64"})
+
+    one("stablehlo.concatenate", (
+        shape_param("input0", (2, 3), "the first input"),
+        shape_param("input1", (2, 2), "the second input"),
+        int_param("dimension", 1, "the dim the inputs are joined along"),
+        dtype_param("f32"),
+    ), concat_build, {"input0": (3, 2), "input1": (1, 2), "dimension": 0, "dtype": "i64",
+                      "inputs": {"input0": [[1, 2], [3, 4], [5, 6]], "input1": [[7, 8]]}, "index": (3, 1)},
+        "join the inputs along dimension")
+
+    def slice_build(p: dict[str, Any]) -> OpParts:
+        def infer() -> list[TensorType]:
+            bounds = zip(p["start_indices"], p["limit_indices"], p["strides"], strict=True)
+            return [ttype([-(-(hi - lo) // s) for lo, hi, s in bounds], p["dtype"])]
+        return OpParts([Operand("operand", ttype(p["operand"], p["dtype"]))], guess(infer, p["dtype"]),
+                       {k: array_i64(p[k]) for k in ("start_indices", "limit_indices", "strides")})
+
+    one("stablehlo.slice", (
+        shape_param("operand", (3, 5), "the tensor sliced"),
+        ints_param("start_indices", (1, 0), "first index of the slice in each dim"),
+        ints_param("limit_indices", (3, 5), "end (exclusive) of the slice in each dim"),
+        ints_param("strides", (1, 2), "step between the indices in each dim"),
+        dtype_param("f32"),
+    ), slice_build, {"operand": (3, 4), "start_indices": (1, 2), "limit_indices": (3, 4), "strides": (1, 1),
+                     "dtype": "i64", "inputs": {"operand": [[0, 0, 0, 0], [0, 0, 1, 1], [0, 0, 1, 1]]},
+                     "index": (1, 1)},
+        "a strided static slice of operand")
+
+    def reverse_build(p: dict[str, Any]) -> OpParts:
+        t = ttype(p["operand"], p["dtype"])
+        return OpParts([Operand("operand", t)], [t], {"dimensions": array_i64(p["dimensions"])})
+
+    one("stablehlo.reverse", (
+        shape_param("operand", (3, 4), "the tensor reversed"),
+        ints_param("dimensions", (1,), "the dims reversed"),
+        dtype_param("f32"),
+    ), reverse_build, {"operand": (3, 2), "dimensions": (1,), "dtype": "i32",
+                       "inputs": {"operand": [[1, 2], [3, 4], [5, 6]]}, "index": (1, 0)},
+        "reverse operand along dimensions")
+
+    def iota_build(p: dict[str, Any]) -> OpParts:
+        return OpParts([], [ttype(p["shape"], p["dtype"])],
+                       {"iota_dimension": f"{p['iota_dimension']} : i64"})
+
+    one("stablehlo.iota", (
+        shape_param("shape", (3, 4), "the shape of the output"),
+        int_param("iota_dimension", 1, "the dim counted along"),
+        dtype_param("i32", "element type of the output"),
+    ), iota_build, {"shape": (4, 5), "iota_dimension": 0, "dtype": "i32", "index": (2, 3)},
+        "0, 1, 2, ... along iota_dimension",
+        {"spec-example-2": {"shape": (4, 5), "iota_dimension": 1, "dtype": "i32", "index": (2, 3)}})
+
+
+_shape_schemas()

@@ -281,3 +281,62 @@ def dynamic_update_slice(ctx: OpCall, operand: np.ndarray, update: np.ndarray,
     result = operand.copy()
     result[tuple(slice(a, a + u) for a, u in zip(adjusted, update.shape, strict=True))] = update
     return result
+
+
+# --- parameter schemas (hlolab.ops.examples) ------------------------------------------------
+
+def _slicing_schemas() -> None:
+    from hlolab.ops.examples import (
+        Operand,
+        OpParts,
+        OpSchema,
+        array_i64,
+        dtype_param,
+        ints_param,
+        register_schema,
+        scalar,
+        shape_param,
+        ttype,
+    )
+
+    def starts(p: dict[str, Any]) -> list[Operand]:
+        """One scalar operand per start index; the parameter gives its value."""
+        return [Operand(f"start_indices{i}", ttype((), p["index_dtype"]), scalar(v, p["index_dtype"]))
+                for i, v in enumerate(p["start_indices"])]
+
+    def ds_build(p: dict[str, Any]) -> OpParts:
+        return OpParts([Operand("operand", ttype(p["operand"], p["dtype"])), *starts(p)],
+                       [ttype(p["slice_sizes"], p["dtype"])], {"slice_sizes": array_i64(p["slice_sizes"])})
+
+    register_schema(OpSchema("stablehlo.dynamic_slice", (
+        shape_param("operand", (4, 5), "the tensor sliced"),
+        ints_param("start_indices", (1, 2), "start of the slice in each dim (clamped into range)"),
+        ints_param("slice_sizes", (2, 3), "size of the slice in each dim"),
+        dtype_param("f32"),
+        dtype_param("i64", "element type of the start indices", "index_dtype"),
+    ), {"default": {},
+        "spec-example": {"operand": (4, 4), "start_indices": (-1, 3), "slice_sizes": (2, 2), "dtype": "i32",
+                         "index_dtype": "i64", "index": (0, 1),
+                         "inputs": {"operand": [[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 0, 0], [0, 0, 0, 0]]}}},
+        ds_build, doc="a slice of operand at run-time start indices"))
+
+    def dus_build(p: dict[str, Any]) -> OpParts:
+        t = ttype(p["operand"], p["dtype"])
+        return OpParts([Operand("operand", t), Operand("update", ttype(p["update"], p["dtype"])), *starts(p)],
+                       [t])
+
+    register_schema(OpSchema("stablehlo.dynamic_update_slice", (
+        shape_param("operand", (4, 5), "the tensor updated"),
+        shape_param("update", (2, 2), "the values written"),
+        ints_param("start_indices", (1, 2), "where update starts in each dim (clamped into range)"),
+        dtype_param("f32"),
+        dtype_param("i64", "element type of the start indices", "index_dtype"),
+    ), {"default": {},
+        "spec-example": {"operand": (4, 4), "update": (2, 2), "start_indices": (-1, 3), "dtype": "i32",
+                         "index_dtype": "i64", "index": (0, 3),
+                         "inputs": {"operand": [[1, 1, 0, 0], [1, 1, 0, 0], [1, 1, 1, 1], [1, 1, 1, 1]],
+                                    "update": [[1, 1], [1, 1]]}}},
+        dus_build, doc="operand with update written at run-time start indices"))
+
+
+_slicing_schemas()

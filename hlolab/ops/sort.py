@@ -469,3 +469,46 @@ def sort(ctx: OpCall, *inputs: np.ndarray) -> list[np.ndarray]:
     shape = inputs[0].shape
     return [np.ascontiguousarray(_unrows(np.take_along_axis(_rows(x, dim), perm, axis=-1), shape, dim))
             for x in inputs]
+
+
+# --- parameter schema (hlolab.ops.examples) ------------------------------------------------
+
+def _sort_schema() -> None:
+    from hlolab.ops.examples import (
+        Operand,
+        OpParts,
+        OpSchema,
+        bool_param,
+        compare_region,
+        dtype_param,
+        enum_param,
+        int_param,
+        register_schema,
+        shape_param,
+        ttype,
+    )
+
+    def build(p: dict[str, Any]) -> OpParts:
+        t = ttype(p["input"], p["dtype"])
+        n = max(1, p["num_operands"])
+        return OpParts([Operand(f"input{i}", t) for i in range(n)], [t] * n,
+                       {"dimension": f"{p['dimension']} : i64",
+                        "is_stable": "true" if p["is_stable"] else "false"},
+                       [compare_region(p["direction"], [p["dtype"]] * (2 * n))])
+
+    register_schema(OpSchema("stablehlo.sort", (
+        shape_param("input", (3, 4), "shape of every input"),
+        int_param("dimension", 1, "the dim sorted along"),
+        bool_param("is_stable", True, "equal elements keep their order"),
+        enum_param("direction", ("lt", "le", "gt", "ge"), "gt",
+                   "comparator: compare(input0 lhs, input0 rhs) with this direction"),
+        int_param("num_operands", 1, "inputs sorted together (the comparator reads input0)"),
+        dtype_param("f32"),
+    ), {"default": {},
+        "spec-example": {"input": (2, 3), "dimension": 0, "is_stable": True, "direction": "gt",
+                         "num_operands": 2, "dtype": "i64", "index": (0, 0),
+                         "inputs": {"input0": [[1, 2, 3], [3, 2, 1]], "input1": [[3, 2, 1], [1, 2, 3]]}}},
+        build, doc="sort inputs along dimension with a comparator"))
+
+
+_sort_schema()
