@@ -77,9 +77,11 @@ from hlolab.ops.regions import (
     recognize_binary_each,
 )
 from hlolab.ops.registry import OpCall, op
+from hlolab.ops.scatter import AnimationStep, _running_values
 from hlolab.trace.explain import Explanation, Step, elementwise_explain
 from hlolab.trace.fanin import Fan, FanInProvenance, Projection, expand
 from hlolab.trace.provenance import (
+    Source,
     check_index,
     elementwise_provenance,
     unary_copy_provenance,
@@ -313,9 +315,63 @@ def reduce_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Fan
         return ([Projection(n + k, "init", ()) for k in which]
                 + [Projection(k, "window", window_dims) for k in which])
 
-    return FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs], fans,
-                           schedule="init, then the reduced elements in row-major order of the "
-                                    "reduced dimensions", project=project)
+    return ReduceProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs], fans,
+                            schedule="init, then the reduced elements in row-major order of the "
+                                     "reduced dimensions", project=project)
+
+
+class ReduceProvenance(FanInProvenance):
+    """reduce's fan-in provenance, plus its schedule as animation steps."""
+
+    def animation_steps(self, call: OpCall, inputs: list[Any], outputs: list[Any],
+                        elements: Sequence[tuple[int, tuple[int, ...]]] | None = None,
+                        limit: int | None = None) -> list[AnimationStep]:
+        """The documented schedule of each result element (``elements``, or every element
+        of result 0 row-major): init, then each reduced element in row-major order of the
+        reduced dims, with the running accumulated value (a sequential chain: for float
+        add/multiply it may round differently from the pairwise evaluation)."""
+        n = _reduce_n(call)
+        dims = call.ints("dimensions")
+        shape = tuple(np.asarray(inputs[0]).shape)
+        es = _body_elements(call)
+        kinds = recognize_binary_each(call.op.regions[0])
+        names = [v.name for v in call.op.operands]
+        rnames = [v.name for v in call.op.results]
+        if elements is None:
+            rshape = np.asarray(outputs[0]).shape
+            flat = np.arange(min(int(np.prod(rshape, dtype=np.int64)), limit or 1 << 62))
+            elements = [(0, tuple(int(i) for i in row)) for row in
+                        (np.stack(np.unravel_index(flat, rshape), axis=-1) if rshape
+                         else np.zeros((min(1, flat.size), 0), np.int64))]
+        red = sorted(dims)
+        window = tuple(int(shape[d]) for d in red)
+        steps: list[AnimationStep] = []
+        for r, idx in elements:  # a loop over frames: stops at ``limit``
+            which = [r] if kinds is not None else list(range(n))
+            arrays = slice_fan_index(len(shape), dims, tuple(np.asarray(i, np.int64) for i in idx), shape)
+            full = np.stack([np.broadcast_to(a, window).reshape(-1) for a in arrays], axis=-1) \
+                if shape else np.zeros((1, 0), np.int64)
+            acc = [np.asarray(inputs[n + k]).astype(e.dtype)[()] for k, e in enumerate(es)]
+            where = f"{rnames[r]}[{', '.join(str(i) for i in idx)}]"
+            body = kinds[r] if kinds is not None else "body"
+            steps.append(AnimationStep(f"{where}: schedule = init, then {len(full)} element(s) "
+                                       f"row-major; start with {names[n + r]} = {acc[r]}",
+                                       [Source(n + k, (), "init") for k in which], [(r, tuple(idx))],
+                                       [(r, tuple(idx), acc[r])]))
+            for p, pos in enumerate(full):
+                if limit is not None and len(steps) >= limit:
+                    return steps
+                q = tuple(int(i) for i in pos)
+                vals = [np.asarray(inputs[k])[q] for k in range(n)]
+                run = _running_values(call, kinds, es, acc, [vals])
+                before, acc = acc[r], (run[0] if run is not None else vals)
+                steps.append(AnimationStep(
+                    f"{where}: element {p + 1}/{len(full)}: {body}({before}, {names[r]}"
+                    f"[{', '.join(str(i) for i in q)}] = {vals[r]}) = {acc[r]}",
+                    [Source(k, q, "window") for k in which], [(r, tuple(idx))], [(r, tuple(idx), acc[r])]))
+            if limit is not None and len(steps) >= limit:
+                return steps[:limit]
+        return steps
 
 
 # --- reduce: explain -------------------------------------------------------------------------
@@ -922,3 +978,48 @@ __all__ = ["reduce", "map_", "reduce_precision", "batch_norm_inference", "batch_
            "batch_norm_grad", "reduce_provenance", "reduce_explain", "reduce_numpy",
            "reduce_precision_values", "reduce_precision_bits",
            "batch_norm_provenance", "batch_norm_explain", "slice_fan_index"]
+
+
+# --- parameter schema (hlolab.ops.examples) ------------------------------------------------
+
+def _reduce_schema() -> None:
+    from hlolab.ops.examples import (
+        BODIES,
+        Operand,
+        OpParts,
+        OpSchema,
+        Param,
+        array_i64,
+        combiner_region,
+        dtype_param,
+        enum_param,
+        identity_of,
+        ints_param,
+        register_schema,
+        scalar,
+        shape_param,
+        ttype,
+    )
+    from hlolab.types import element_type
+
+    def build(p: dict[str, Any]) -> OpParts:
+        init = p["init"] if p["init"] is not None else identity_of(p["body"], element_type(p["dtype"]))
+        kept = [n for d, n in enumerate(p["input"]) if d not in p["dimensions"]]
+        return OpParts([Operand("input", ttype(p["input"], p["dtype"])),
+                        Operand("init_value", ttype((), p["dtype"]), scalar(init, p["dtype"]))],
+                       [ttype(kept, p["dtype"])], {"dimensions": array_i64(p["dimensions"])},
+                       [combiner_region(p["body"], p["dtype"])])
+
+    register_schema(OpSchema("stablehlo.reduce", (
+        shape_param("input", (3, 4), "the tensor reduced"),
+        ints_param("dimensions", (1,), "the dims reduced away"),
+        enum_param("body", tuple(BODIES), "add", "the reduction function"),
+        Param("init", "number", None, "init_value (identity: the body's identity)"),
+        dtype_param("f32"),
+    ), {"default": {},
+        "spec-example": {"input": (1, 6), "dimensions": (1,), "body": "add", "init": 0, "dtype": "i64",
+                         "index": (0,), "inputs": {"input": [[0, 1, 2, 3, 4, 5]]}}},
+        build, doc="reduce input along dimensions with the body"))
+
+
+_reduce_schema()

@@ -32,7 +32,7 @@ Quantized tensors: NotImplementedOpError.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -587,6 +587,67 @@ class ScatterProvenance(Provenance):
         res[self.target[hit]] = True
         return res.reshape(self.result_shapes[0])
 
+    def animation_steps(self, call: OpCall, inputs: list[Any], outputs: list[Any],
+                        elements: Sequence[tuple[int, tuple[int, ...]]] | None = None,
+                        limit: int | None = None) -> list[AnimationStep]:
+        """The update elements in application order (row-major over updates[0], in-bounds
+        ones only; restricted to those landing on ``elements`` when given): per step the
+        update element, the scatter_indices elements read to place it, the result element
+        and its running value after the combination."""
+        n = self.n
+        ins, _, updates = _split(call, inputs)
+        es = _elements(call)
+        kinds = body_kinds(call)
+        order = np.flatnonzero(self.target >= 0)
+        if elements is not None:
+            shape = self.result_shapes[0]
+            flats = [int(np.ravel_multi_index(tuple(i), shape)) if shape else 0 for _, i in elements]
+            order = order[np.isin(self.target[order], flats)]
+        total = int(order.size)
+        order = order[:limit] if limit is not None else order
+        state = [np.array(x.astype(e.dtype, copy=False)).reshape(-1) for x, e in zip(ins, es, strict=True)]
+        start = {r: s.reshape(self.result_shapes[r]).copy() for r, s in enumerate(state)}
+        names = [v.name for v in call.op.operands]
+        rnames = [v.name for v in call.op.results]
+        steps: list[AnimationStep] = []
+        for k, p in enumerate(order):  # one step per frame: the loop is capped by ``limit``
+            f, b = int(self.target[p]), int(self.batch_flat[p])
+            ui = tuple(int(x) for x in np.unravel_index(int(p), self.updates_shape))
+            ri = self._result_index(f)
+            before = [s[f] for s in state]
+            vals = [u[ui] for u in updates]
+            run = _running_values(call, kinds, es, before, [vals])
+            after = run[0] if run is not None else vals
+            for s, v in zip(state, after, strict=True):
+                s[f] = v
+            where = ", ".join(str(i) for i in ri)
+            body = kinds[0] if kinds is not None else "update_computation"
+            caption = (f"update {k + 1}/{total}: {names[n + 1]}[{', '.join(str(i) for i in ui)}] = "
+                       f"{vals[0]} -> {rnames[0]}[{where}] = {body}({before[0]}, {vals[0]}) = {after[0]}")
+            sources = [Source(n, s, "index_read") for s in self._index_sources(b)]
+            sources += [Source(n + 1 + j, ui, "update") for j in range(n)]
+            steps.append(AnimationStep(caption, sources, [(r, ri) for r in range(n)],
+                                       [(r, ri, after[r]) for r in range(n)],
+                                       start if k == 0 else None))
+        return steps
+
+
+@dataclass
+class AnimationStep:
+    """One step of an op's own order of work, for animations (hlolab.render.animate).
+
+    ``sources`` are the operand cells this step shows (operand coordinates, with
+    roles), ``results`` the result cells it writes, ``running`` the values those
+    result cells hold after the step, ``start`` (first step only) the result
+    values before any step (None: show the final results).
+    """
+
+    caption: str
+    sources: list[Source]
+    results: list[tuple[int, tuple[int, ...]]]
+    running: list[tuple[int, tuple[int, ...], Any]] = field(default_factory=list)
+    start: dict[int, np.ndarray] | None = None
+
 
 def _mask(shape: tuple[int, ...] | None, mask: np.ndarray, what: str) -> np.ndarray:
     m = np.asarray(mask)
@@ -723,3 +784,81 @@ def scatter_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: 
     if running is None and ps.size:
         notes.append("intermediate values need the interpreter: the update values are shown")
     return Explanation(ctx.op.name, idx, steps, value, notes, result)
+
+
+# --- parameter schema (hlolab.ops.examples) ------------------------------------------------
+
+def _scatter_schema() -> None:
+    from hlolab.ops.examples import (
+        BODIES,
+        Operand,
+        OpParts,
+        OpSchema,
+        bool_param,
+        combiner_region,
+        dtype_param,
+        enum_param,
+        int_list,
+        int_param,
+        ints_param,
+        register_schema,
+        shape_param,
+        ttype,
+        valid_starts,
+    )
+
+    def window_sizes(p: dict[str, Any]) -> list[int]:
+        """Per input dim: the update window size (1 for inserted and batching dims)."""
+        sizes = iter(p["updates"][d] for d in p["update_window_dims"] if d < len(p["updates"]))
+        dropped = set(p["inserted_window_dims"]) | set(p["input_batching_dims"])
+        return [1 if d in dropped else next(sizes, 1) for d in range(len(p["input"]))]
+
+    def build(p: dict[str, Any]) -> OpParts:
+        keys = ("update_window_dims", "inserted_window_dims", "input_batching_dims",
+                "scatter_indices_batching_dims", "scatter_dims_to_operand_dims")
+        dn = ", ".join(f"{k} = {int_list(p[k])}" for k in keys)
+        attrs = {"scatter_dimension_numbers":
+                 f"#stablehlo.scatter<{dn}, index_vector_dim = {p['index_vector_dim']}>",
+                 "indices_are_sorted": "true" if p["indices_are_sorted"] else "false",
+                 "unique_indices": "true" if p["unique_indices"] else "false"}
+        starts = valid_starts(p["scatter_indices"], p["index_vector_dim"], p["scatter_dims_to_operand_dims"],
+                              p["input"], window_sizes(p))
+        input_type = ttype(p["input"], p["dtype"])
+        return OpParts([Operand("input", input_type),
+                        Operand("scatter_indices", ttype(p["scatter_indices"], p["index_dtype"]), starts),
+                        Operand("updates", ttype(p["updates"], p["dtype"]))],
+                       [input_type], attrs, [combiner_region(p["body"], p["dtype"])])
+
+    params = (
+        shape_param("input", (3, 4), "the tensor updated"),
+        shape_param("scatter_indices", (2, 1), "start indices; each index vector places one window"),
+        shape_param("updates", (2, 4), "the update values"),
+        ints_param("update_window_dims", (1,), "dims of updates that index into an update window"),
+        ints_param("inserted_window_dims", (0,), "input dims where the window has size 1 (not in updates)"),
+        ints_param("input_batching_dims", (), "input dims that are batch dims"),
+        ints_param("scatter_indices_batching_dims", (), "scatter_indices dims that are batch dims"),
+        ints_param("scatter_dims_to_operand_dims", (0,), "input dim each index vector component starts"),
+        int_param("index_vector_dim", 1, "the dim of scatter_indices holding the index vectors"),
+        bool_param("indices_are_sorted", False, "the indices are sorted (a promise, unchecked)"),
+        bool_param("unique_indices", False, "no two updates hit one element (a promise, unchecked)"),
+        enum_param("body", (*BODIES, "replace"), "add", "update_computation: combines current and update"),
+        dtype_param("f32", "element type of input, updates and result"),
+        dtype_param("i64", "element type of scatter_indices", "index_dtype"),
+    )
+    ones = [[[[1, 1]] * 3] * 2] * 2
+    spec = {
+        "input": (2, 3, 4, 2), "scatter_indices": (2, 2, 3, 2), "updates": (2, 2, 3, 2, 2),
+        "update_window_dims": (3, 4), "inserted_window_dims": (1,), "input_batching_dims": (0,),
+        "scatter_indices_batching_dims": (1,), "scatter_dims_to_operand_dims": (2, 1), "index_vector_dim": 3,
+        "body": "add", "dtype": "i64", "index_dtype": "i64",
+        "inputs": {"input": np.arange(1, 49).reshape(2, 3, 4, 2),
+                   "scatter_indices": [[[[0, 0], [1, 0], [2, 1]], [[0, 1], [1, 1], [0, 9]]],
+                                       [[[0, 0], [2, 1], [2, 2]], [[1, 2], [0, 1], [1, 0]]]],
+                   "updates": np.broadcast_to(np.asarray(ones)[..., None], (2, 2, 3, 2, 2))},
+        "index": (1, 1, 1, 0),  # two updates add here
+    }
+    register_schema(OpSchema("stablehlo.scatter", params, {"default": {}, "spec-example": spec}, build,
+                             doc="scatter updates into input at scatter_indices, combined by the body"))
+
+
+_scatter_schema()

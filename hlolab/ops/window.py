@@ -69,7 +69,7 @@ from hlolab.ops.regions import (
     recognize_binary_each,
 )
 from hlolab.ops.registry import OpCall, op
-from hlolab.ops.scatter import wave_numbers
+from hlolab.ops.scatter import AnimationStep, wave_numbers
 from hlolab.ops.shape import same_element
 from hlolab.trace.explain import Explanation, Step
 from hlolab.trace.fanin import Fan, FanInProvenance, expand
@@ -938,6 +938,46 @@ class SelectAndScatterProvenance(Provenance):
         _merge(out, (0, "control"), res.reshape(self.shape))
         return out
 
+    def animation_steps(self, call: OpCall, inputs: list[Any], outputs: list[Any],
+                        elements: Sequence[tuple[int, tuple[int, ...]]] | None = None,
+                        limit: int | None = None) -> list[AnimationStep]:
+        """Per source element in row-major order (the op's scatter order), two steps: the
+        select phase (its window on the operand, the selected element) and the scatter
+        phase (the source element combined into the result at the selected position,
+        with the running value). ``elements`` keeps the windows that select them."""
+        operand, source, init = inputs
+        es = _body_elements(call, 1)[0]
+        state = np.full(self.any_selected.size, np.asarray(init).astype(es.dtype), dtype=es.dtype)
+        order = np.flatnonzero(self.selected >= 0)
+        if elements is not None:
+            flats = [int(np.ravel_multi_index(tuple(i), self.shape)) if self.shape else 0
+                     for _, i in elements]
+            order = order[np.isin(self.selected[order], flats)]
+        total = int(order.size)
+        if limit is not None:
+            order = order[:max(1, limit // 2)]
+        names = [v.name for v in call.op.operands]
+        rname = call.op.results[0].name
+        body = recognize_binary(call.op.regions[1]) or "scatter"
+        steps: list[AnimationStep] = []
+        for k, pf in enumerate(order):  # one window per two frames: capped by ``limit``
+            f = int(self.selected[pf])
+            q, si = _unravel(f, self.shape), _unravel(int(pf), self.source_shape)
+            window = [Source(0, w, "window") for w in self.window_elements(int(pf)) if w != q]
+            sw, qw = ", ".join(str(i) for i in si), ", ".join(str(i) for i in q)
+            steps.append(AnimationStep(
+                f"window {k + 1}/{total} (for {names[1]}[{sw}]): select picks {names[0]}[{qw}] = "
+                f"{operand[q]}", window + [Source(0, q, "selected")], [],
+                start={0: state.reshape(self.shape).copy()} if k == 0 else None))
+            before = state[f]
+            after = _scatter_once(call, es, before, source[si])
+            state[f] = after if after is not None else source[si]
+            steps.append(AnimationStep(
+                f"window {k + 1}/{total}: scatter {names[1]}[{sw}] = {source[si]} -> {rname}[{qw}] = "
+                f"{body}({before}, {source[si]}) = {state[f]}",
+                [Source(1, si, "update"), Source(0, q, "selected")], [(0, q)], [(0, q, state[f])]))
+        return steps
+
 
 def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(int(i) for i in np.unravel_index(int(flat), shape)) if shape else ()
@@ -1058,3 +1098,113 @@ def select_and_scatter_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any
     if ps.size and acc is None:
         notes.append("the scatter region needs the interpreter: running values are not shown")
     return Explanation(ctx.op.name, idx, steps, value, notes, 0)
+
+
+# --- parameter schemas (hlolab.ops.examples) ------------------------------------------------
+
+def _window_schemas() -> None:
+    from hlolab.ops.examples import (
+        BODIES,
+        Operand,
+        OpParts,
+        OpSchema,
+        Param,
+        array_i64,
+        broadcast_ints,
+        broadcast_pairs,
+        combiner_region,
+        compare_region,
+        dense_pairs,
+        dtype_param,
+        enum_param,
+        identity_of,
+        ints_param,
+        register_schema,
+        scalar,
+        shape_param,
+        ttype,
+    )
+    from hlolab.types import element_type
+
+    def window(p: dict[str, Any], shape_key: str) -> WindowParams:
+        n = len(p[shape_key])
+        return WindowParams(tuple(p[shape_key]), broadcast_ints(p["window"], n),
+                            broadcast_ints(p["stride"], n), broadcast_ints(p.get("base_dilation", (1,)), n),
+                            broadcast_ints(p.get("window_dilation", (1,)), n),
+                            broadcast_pairs(p["padding"], n))
+
+    def window_attrs(w: WindowParams, dilations: bool) -> dict[str, str]:
+        attrs = {"window_dimensions": array_i64(w.window_dimensions),
+                 "window_strides": array_i64(w.window_strides)}
+        if dilations:
+            attrs |= {"base_dilations": array_i64(w.base_dilations),
+                      "window_dilations": array_i64(w.window_dilations)}
+        return attrs | {"padding": dense_pairs(w.padding) if w.padding else "dense<0> : tensor<0x2xi64>"}
+
+    def init_operand(p: dict[str, Any]) -> Operand:
+        init = p["init"] if p["init"] is not None else identity_of(p["body"], element_type(p["dtype"]))
+        return Operand("init_value", ttype((), p["dtype"]), scalar(init, p["dtype"]))
+
+    def geometry(p: dict[str, Any], shape_key: str) -> tuple[WindowParams | None, list[Any]]:
+        """The window and the inferred num_windows type; on bad parameters a placeholder type
+        (verification then reports the broken constraint)."""
+        try:
+            w = window(p, shape_key)
+        except (ValueError, TypeError, IndexError):
+            return None, [ttype((), p["dtype"])]
+        try:
+            return w, [ttype(w.num_windows, p["dtype"])]
+        except (ValueError, ZeroDivisionError):
+            return w, [ttype((), p["dtype"])]
+
+    def rw_build(p: dict[str, Any]) -> OpParts:
+        w, results = geometry(p, "input")
+        attrs = window_attrs(w, True) if w else {"window_dimensions": array_i64(p["window"])}
+        return OpParts([Operand("input", ttype(p["input"], p["dtype"])), init_operand(p)], results, attrs,
+                       [combiner_region(p["body"], p["dtype"])])
+
+    common = (
+        ints_param("window", (2,), "window_dimensions: one size for every dim, or one per dim"),
+        ints_param("stride", (2,), "window_strides: one value for every dim, or one per dim"),
+        Param("padding", "pairs", 0, "low,high padding per dim, or one int for all"),
+    )
+    init = Param("init", "number", None, "init_value (identity: the body's identity)")
+    register_schema(OpSchema("stablehlo.reduce_window", (
+        shape_param("input", (4, 4), "the tensor reduced window by window"),
+        *common,
+        ints_param("base_dilation", (1,), "base_dilations: holes between input elements"),
+        ints_param("window_dilation", (1,), "window_dilations: holes between window elements"),
+        enum_param("body", tuple(BODIES), "max", "the reduction applied in each window"),
+        init,
+        dtype_param("f32"),
+    ), {"default": {},
+        "spec-example": {"input": (3, 2), "window": (2, 1), "stride": (4, 1), "padding": ((2, 1), (0, 0)),
+                         "base_dilation": (2, 1), "window_dilation": (3, 1), "body": "add", "init": 0,
+                         "dtype": "i64", "index": (1, 0), "inputs": {"input": [[1, 2], [3, 4], [5, 6]]}}},
+        rw_build, doc="reduce each window of input with the body"))
+
+    def sas_build(p: dict[str, Any]) -> OpParts:
+        w, src = geometry(p, "operand")
+        attrs = window_attrs(w, False) if w else {"window_dimensions": array_i64(p["window"])}
+        operand = ttype(p["operand"], p["dtype"])
+        regions = [compare_region(p["select"], [p["dtype"], p["dtype"]]),
+                   combiner_region(p["body"], p["dtype"])]
+        return OpParts([Operand("operand", operand), Operand("source", src[0]), init_operand(p)], [operand],
+                       attrs, regions)
+
+    register_schema(OpSchema("stablehlo.select_and_scatter", (
+        shape_param("operand", (4, 4), "the tensor windows select from"),
+        *common,
+        enum_param("select", ("ge", "gt", "le", "lt"), "ge", "select: compare(current, candidate) keeps it"),
+        enum_param("body", tuple(BODIES), "add", "scatter: combines source values at the selected element"),
+        Param("init", "number", 0, "init_value of every result element"),
+        dtype_param("f32"),
+    ), {"default": {"index": (1, 1)},  # a selected element
+        "spec-example": {"operand": (4, 2), "window": (3, 1), "stride": (2, 1), "padding": ((0, 1), (0, 0)),
+                         "select": "ge", "body": "add", "init": 0, "dtype": "i64", "index": (2, 0),
+                         "inputs": {"operand": [[1, 5], [2, 5], [3, 6], [4, 4]],
+                                    "source": [[5, 6], [7, 8]]}}},
+        sas_build, doc="scatter source to the element each window selects"))
+
+
+_window_schemas()

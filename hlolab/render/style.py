@@ -47,6 +47,7 @@ PADDING_FILL = "#F4F4F4"  # a padding cell of a padded frame that no chosen wind
 HOLE_FILL = "#FBFBFB"
 MUTED_TEXT = "#8A8A8A"
 ACCENT = "#332288"  # indigo: arrows, frame outlines
+PATH_FILL = "#E6E2F4"  # light tint of ACCENT: an op instance on a traced path (program view)
 
 # one colour per chosen output element when several are shown at once (Tol "bright")
 ELEMENT_COLORS = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377")

@@ -1,0 +1,380 @@
+# ruff: noqa: E501
+"""Static diagrams (hlolab.render.diagram): pixel colours of chosen, source and untouched
+cells for every provenance family, the legend, several elements, elision, the derivation
+text and byte-identical output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib")
+from PIL import Image  # noqa: E402
+
+from hlolab.errors import HloLabError  # noqa: E402
+from hlolab.render import (
+    diagram,  # noqa: E402
+    style,  # noqa: E402
+)
+from hlolab.render.diagram import draw_diagram  # noqa: E402
+from hlolab.session import Session  # noqa: E402
+
+ADD_BODY = """({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+  })"""
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+def event_of(text: str, args: list[np.ndarray], op: str):
+    s = Session(text)
+    s.bind(args)
+    stop = s.run()
+    assert stop.error is None
+    return [e for e in s.history if e.op.name == op][-1]
+
+
+def one_op(op_line: str, arg_types: list[str], out_type: str) -> str:
+    params = ", ".join(f"%a{i}: {t}" for i, t in enumerate(arg_types))
+    return f"func.func @main({params}) -> {out_type} {{\n  %0 = {op_line}\n  return %0 : {out_type}\n}}\n"
+
+
+def f32(*shape: int) -> np.ndarray:
+    return np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) + 1
+
+
+# --- the events ---------------------------------------------------------------------------------
+
+def gather_spec():
+    text = one_op("""\"stablehlo.gather\"(%a0, %a1) {dimension_numbers = #stablehlo.gather<
+      offset_dims = [3, 4], collapsed_slice_dims = [1], operand_batching_dims = [0],
+      start_indices_batching_dims = [1], start_index_map = [2, 1], index_vector_dim = 3>,
+      slice_sizes = array<i64: 1, 1, 2, 2>, indices_are_sorted = false}
+      : (tensor<2x3x4x2xi32>, tensor<2x2x3x2xi64>) -> tensor<2x2x3x2x2xi32>""",
+                  ["tensor<2x3x4x2xi32>", "tensor<2x2x3x2xi64>"], "tensor<2x2x3x2x2xi32>")
+    operand = np.arange(1, 49, dtype=np.int32).reshape(2, 3, 4, 2)
+    idx = np.array([[[[0, 0], [1, 0], [2, 1]], [[0, 1], [1, 1], [0, 9]]],
+                    [[[0, 0], [2, 1], [2, 2]], [[1, 2], [0, 1], [1, 0]]]], np.int64)
+    return event_of(text, [operand, idx], "stablehlo.gather")
+
+
+def gather_big():
+    text = one_op("""\"stablehlo.gather\"(%a0, %a1) {dimension_numbers = #stablehlo.gather<offset_dims = [1],
+      collapsed_slice_dims = [0], start_index_map = [0, 1], index_vector_dim = 1>,
+      slice_sizes = array<i64: 1, 1>} : (tensor<64x64xf32>, tensor<1x2xi32>) -> tensor<1x1xf32>""",
+                  ["tensor<64x64xf32>", "tensor<1x2xi32>"], "tensor<1x1xf32>")
+    return event_of(text, [f32(64, 64), np.array([[40, 37]], np.int32)], "stablehlo.gather")
+
+
+def conv(pad="[[1, 1], [1, 1]]", lhs_dilate="[1, 1]", stride="[2, 2]", x_shape=(1, 4, 4, 1),
+         w_shape=(3, 3, 1, 1), out_shape=(1, 2, 2, 1), groups=1):
+    t = lambda s: "tensor<" + "x".join(map(str, s)) + "xf32>"  # noqa: E731
+    text = one_op(f"""stablehlo.convolution(%a0, %a1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
+       window = {{stride = {stride}, pad = {pad}, lhs_dilate = {lhs_dilate}, rhs_dilate = [1, 1]}}
+       {{batch_group_count = 1 : i64, feature_group_count = {groups} : i64}}
+       : ({t(x_shape)}, {t(w_shape)}) -> {t(out_shape)}""", [t(x_shape), t(w_shape)], t(out_shape))
+    x = np.arange(int(np.prod(x_shape)), dtype=np.float32).reshape(x_shape)
+    w = np.arange(int(np.prod(w_shape)), dtype=np.float32).reshape(w_shape)
+    return event_of(text, [x, w], "stablehlo.convolution")
+
+
+def reduce_window_dilated():
+    text = f"""func.func @main(%x: tensor<3x3xf32>) -> tensor<5x5xf32> {{
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %init) {ADD_BODY} {{window_dimensions = array<i64: 2, 2>,
+      base_dilations = array<i64: 2, 2>, padding = dense<[[1, 0], [1, 0]]> : tensor<2x2xi64>}}
+     : (tensor<3x3xf32>, tensor<f32>) -> tensor<5x5xf32>
+  return %0 : tensor<5x5xf32>
+}}"""
+    return event_of(text, [f32(3, 3)], "stablehlo.reduce_window")
+
+
+def reduce_rows():
+    text = f"""func.func @main(%x: tensor<3x5xf32>) -> tensor<3xf32> {{
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.reduce"(%x, %init) {ADD_BODY} {{dimensions = array<i64: 1>}}
+     : (tensor<3x5xf32>, tensor<f32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}}"""
+    return event_of(text, [f32(3, 5)], "stablehlo.reduce")
+
+
+def scatter_add():
+    text = f"""func.func @main(%x: tensor<4x3xf32>, %i: tensor<2x1xi32>, %u: tensor<2x3xf32>) -> tensor<4x3xf32> {{
+  %0 = "stablehlo.scatter"(%x, %i, %u) {ADD_BODY} {{scatter_dimension_numbers = #stablehlo.scatter<
+      update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0],
+      index_vector_dim = 1>}} : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}}"""
+    return event_of(text, [f32(4, 3), np.array([[1], [1]], np.int32), f32(2, 3) * 10], "stablehlo.scatter")
+
+
+def select_and_scatter():
+    text = """func.func @main(%x: tensor<4x4xf32>, %s: tensor<2x2xf32>) -> tensor<4x4xf32> {
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.select_and_scatter"(%x, %s, %init) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %c = stablehlo.compare GE, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+  }, {
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %t = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %t : tensor<f32>
+  }) {window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 2, 2>}
+     : (tensor<4x4xf32>, tensor<2x2xf32>, tensor<f32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}"""
+    x = np.array([[1, 5, 2, 0], [3, 4, 9, 1], [0, 0, 1, 2], [7, 1, 3, 8]], np.float32)
+    return event_of(text, [x, np.array([[10, 20], [30, 40]], np.float32)], "stablehlo.select_and_scatter")
+
+
+SIMPLE = {
+    "pad": ("stablehlo.pad %a0, %a1, low = [1, -1], high = [1, -1], interior = [0, 1] : (tensor<5x4xf32>, tensor<f32>) -> tensor<7x5xf32>",
+            ["tensor<5x4xf32>", "tensor<f32>"], "tensor<7x5xf32>", [f32(5, 4), np.float32(-1)], (2, 1)),
+    "dot_general": ("stablehlo.dot_general %a0, %a1, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<2x2x3xf32>, tensor<2x3x2xf32>) -> tensor<2x2x2xf32>",
+                    ["tensor<2x2x3xf32>", "tensor<2x3x2xf32>"], "tensor<2x2x2xf32>", [f32(2, 2, 3), f32(2, 3, 2)], (1, 0, 1)),
+    "transpose": ("stablehlo.transpose %a0, dims = [2, 0, 1] : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>",
+                  ["tensor<2x3x4xf32>"], "tensor<4x2x3xf32>", [f32(2, 3, 4)], (3, 1, 2)),
+    "broadcast_in_dim": ("stablehlo.broadcast_in_dim %a0, dims = [0, 2] : (tensor<3x1xf32>) -> tensor<3x2x2xf32>",
+                         ["tensor<3x1xf32>"], "tensor<3x2x2xf32>", [f32(3, 1)], (2, 1, 0)),
+    "reshape": ("stablehlo.reshape %a0 : (tensor<2x6xf32>) -> tensor<3x4xf32>",
+                ["tensor<2x6xf32>"], "tensor<3x4xf32>", [f32(2, 6)], (2, 1)),
+    "concatenate": ("stablehlo.concatenate %a0, %a1, dim = 0 : (tensor<3x2xf32>, tensor<1x2xf32>) -> tensor<4x2xf32>",
+                    ["tensor<3x2xf32>", "tensor<1x2xf32>"], "tensor<4x2xf32>", [f32(3, 2), f32(1, 2)], (3, 1)),
+    "slice": ("stablehlo.slice %a0 [1:3, 0:4:2] : (tensor<4x4xf32>) -> tensor<2x2xf32>",
+              ["tensor<4x4xf32>"], "tensor<2x2xf32>", [f32(4, 4)], (1, 1)),
+    "dynamic_slice": ("stablehlo.dynamic_slice %a0, %a1, %a2, sizes = [2, 2] : (tensor<4x4xf32>, tensor<i32>, tensor<i32>) -> tensor<2x2xf32>",
+                      ["tensor<4x4xf32>", "tensor<i32>", "tensor<i32>"], "tensor<2x2xf32>",
+                      [f32(4, 4), np.int32(1), np.int32(7)], (1, 0)),
+    "add": ("stablehlo.add %a0, %a1 : tensor<2x3xf32>", ["tensor<2x3xf32>", "tensor<2x3xf32>"], "tensor<2x3xf32>",
+            [f32(2, 3), f32(2, 3) * 10], (1, 2)),
+    "add_rank0": ("stablehlo.add %a0, %a1 : tensor<f32>", ["tensor<f32>", "tensor<f32>"], "tensor<f32>",
+                  [np.float32(2), np.float32(3)], ()),
+    "add_rank5": ("stablehlo.add %a0, %a1 : tensor<2x2x2x2x3xf32>", ["tensor<2x2x2x2x3xf32>"] * 2, "tensor<2x2x2x2x3xf32>",
+                  [f32(2, 2, 2, 2, 3), f32(2, 2, 2, 2, 3)], (1, 0, 1, 1, 2)),
+    "select": ("stablehlo.select %a0, %a1, %a2 : tensor<2x2xi1>, tensor<2x2xf32>",
+               ["tensor<2x2xi1>", "tensor<2x2xf32>", "tensor<2x2xf32>"], "tensor<2x2xf32>",
+               [np.array([[True, False], [False, True]]), f32(2, 2), -f32(2, 2)], (0, 1)),
+}
+
+
+def simple(name: str):
+    line, types, out, args, index = SIMPLE[name]
+    op = "stablehlo." + name.split("_rank")[0]
+    return event_of(one_op(line, types, out), args, op), index
+
+
+# --- pixel helpers -------------------------------------------------------------------------------
+
+def samples(png_rgb, board, key, index) -> list[tuple[int, int, int]]:
+    """Colours at four points around a cell's centre, away from its value text."""
+    px, py = board.pixel(key, index)
+    off = int(board.cell_inches * board.fig.dpi * 0.32)
+    return [png_rgb.getpixel((px + dx, py + dy)) for dx in (-off, off) for dy in (-off, off)]
+
+
+def assert_color(png_rgb, board, key, index, color, what):
+    want = style.hex_to_rgb(color)
+    got = samples(png_rgb, board, key, index)
+    # an arrow may cross one sample point; the fill must show at the others
+    assert sum(g == want for g in got) >= 3, f"{what}: {key}{index} is {got}, want {want} ({color})"
+
+
+def expected_fills(view, result, index) -> dict[tuple[str, tuple[int, ...]], str]:
+    """The role colour each source cell must show (the most specific role wins)."""
+    order = {r: k for k, r in enumerate(style.ROLE_ORDER)}
+    best: dict[tuple[str, tuple[int, ...]], str] = {}
+    for g in view.element_cells(result, index):
+        for row in g.indices.tolist():
+            cell = (g.key, tuple(row))
+            if cell not in best or order[g.role] < order[best[cell]]:
+                best[cell] = g.role
+    return best
+
+
+def render(ev, elements, tmp_path, name="d"):
+    r = draw_diagram(ev, elements)
+    png = style.save_figure(r.fig, tmp_path / f"{name}.png")
+    return r, Image.open(png).convert("RGB")
+
+
+def legend_labels(r) -> set[str]:
+    labels = set(style.ROLE_LABELS.values())
+    return {t.get_text() for t in r.board.ax.texts if t.get_text() in labels}
+
+
+def check_single(ev, index, tmp_path, result=0):
+    r, img = render(ev, [(result, index)], tmp_path)
+    board, view = r.board, r.view
+    assert_color(img, board, f"result{result}", index, style.role_color("result"), "chosen cell")
+    fills = expected_fills(view, result, tuple(index))
+    assert fills, "the element has sources"
+    drawn = 0
+    for (key, cell), role in fills.items():
+        if board.pixel(key, cell) is None:
+            continue  # elided
+        assert_color(img, board, key, cell, style.role_color(role), role)
+        drawn += 1
+    assert drawn > 0
+    # a cell of each operand outside the provenance keeps its base fill
+    for key, tv in board.views.items():
+        if not key.startswith("operand"):
+            continue
+        free = [tuple(int(i) for i in row) for row in tv.index if (key, tuple(int(i) for i in row)) not in fills]
+        if free:
+            base = tv.base_faces[tv.slot[free[-1]]]
+            assert_color(img, board, key, free[-1], base, "untouched cell")
+    roles = {role for role in fills.values()} | {"result"}
+    assert legend_labels(r) == {style.ROLE_LABELS[x] for x in roles}
+    inside(r)
+    return r, img
+
+
+def inside(r) -> None:
+    """Every text artist lies inside the figure (nothing runs off)."""
+    fig = r.fig
+    rend = fig.canvas.get_renderer()
+    w, h = fig.bbox.width, fig.bbox.height
+    for t in r.board.ax.texts:
+        bb = t.get_window_extent(rend)
+        assert bb.x0 >= -1 and bb.y0 >= -1 and bb.x1 <= w + 1 and bb.y1 <= h + 1, t.get_text()
+
+
+# --- one element, every family --------------------------------------------------------------------
+
+def test_gather_spec_example_sources_roles_and_clamped_start(tmp_path):
+    ev = gather_spec()
+    r, _ = check_single(ev, (0, 1, 2, 0, 1), tmp_path)
+    # start [0, 9] (start_index_map [2, 1]) clamps operand dim 1 to 3 - 1 = 2; the batching dim
+    # takes start_indices dim 1 (= 1); offset (0, 1) lands in operand dims 2, 3
+    assert "full_start_index = (0, 2, 0, 0)  clamped from (0, 9, 0, 0)" in r.text
+    assert "operand_index = (1, 2, 0, 1)" in r.text
+    assert "result[0, 1, 2, 0, 1] = 42" in r.text
+    assert ev.inputs[0][1, 2, 0, 1] == ev.outputs[0][0, 1, 2, 0, 1] == 42
+    clamp_texts = [t for t in r.board.ax.texts if "clamped from" in t.get_text()]
+    assert clamp_texts and clamp_texts[0].get_color() == diagram.CLAMP
+    assert {("operand0", "copy"), ("operand1", "index_read")} <= {(g.key, g.role) for g in r.groups[0]}
+    assert r.fig.axes[0].texts[0].get_text().startswith("gather: ")
+
+
+@pytest.mark.parametrize("name", sorted(SIMPLE))
+def test_simple_families(name, tmp_path):
+    ev, index = simple(name)
+    check_single(ev, index, tmp_path)
+
+
+def test_pad_interior_and_negative(tmp_path):
+    ev, _ = simple("pad")
+    r, _ = check_single(ev, (2, 3), tmp_path)  # an original element: (2 - 1, 3 // 2 + ... )
+    roles = {g.role for g in r.groups[0]}
+    assert roles == {"copy"}
+    r2, _ = check_single(ev, (2, 2), tmp_path)  # an interior hole reads the padding value
+    assert {(g.key, g.role) for g in r2.groups[0]} == {("operand1", "pad_value")}
+
+
+@pytest.mark.parametrize("kind", ["padded", "lhs_dilated", "feature_groups"])
+def test_convolution(kind, tmp_path):
+    if kind == "padded":
+        ev, index = conv(), (0, 1, 1, 0)
+    elif kind == "lhs_dilated":
+        ev, index = conv(pad="[[1, 1], [1, 1]]", lhs_dilate="[2, 2]", stride="[1, 1]", x_shape=(1, 3, 3, 1),
+                         w_shape=(2, 2, 1, 1), out_shape=(1, 6, 6, 1)), (0, 2, 3, 0)
+    else:
+        ev, index = conv(pad="[[0, 0], [0, 0]]", stride="[1, 1]", x_shape=(1, 3, 3, 4), w_shape=(2, 2, 2, 2),
+                         out_shape=(1, 2, 2, 2), groups=2), (0, 1, 0, 1)
+    r, _ = check_single(ev, index, tmp_path)
+    roles = {g.role for g in r.groups[0]}
+    assert {"window", "kernel"} <= roles
+    if kind == "lhs_dilated":
+        assert "dilation_hole" in roles and style.ROLE_LABELS["dilation_hole"] in legend_labels(r)
+    if kind == "feature_groups":  # group 1 reads input features 2 and 3 only
+        (win,) = [g for g in r.groups[0] if g.role == "window"]
+        assert set(win.indices[:, 3].tolist()) == {2, 3}
+
+
+def test_reduce_window_base_dilation_holes(tmp_path):
+    ev = reduce_window_dilated()
+    r, img = check_single(ev, (2, 2), tmp_path)
+    roles = {g.role for g in r.groups[0]}
+    assert "dilation_hole" in roles and "window" in roles
+    hole = [g for g in r.groups[0] if g.role == "dilation_hole"][0]
+    assert r.view.board.views["operand0"].kinds[tuple(hole.indices[0])] == 2
+
+
+def test_reduce_scatter_select_and_scatter(tmp_path):
+    r, _ = check_single(reduce_rows(), (1,), tmp_path)
+    assert len([g for g in r.groups[0] if g.key == "operand0"][0].indices) == 5
+    r, _ = check_single(scatter_add(), (1, 2), tmp_path)  # two updates land on row 1
+    assert any(g.role == "update" and len(g.indices) == 2 for g in r.groups[0])
+    r, _ = check_single(select_and_scatter(), (1, 2), tmp_path)  # the max 9 of its window
+    assert any(g.role == "selected" for g in r.groups[0])
+
+
+def test_large_operand_is_elided_and_source_drawn(tmp_path):
+    ev = gather_big()
+    r, img = check_single(ev, (0, 0), tmp_path)
+    tv = r.board.views["operand0"]
+    assert len(tv.index) < 64 * 64
+    assert r.board.pixel("operand0", (40, 37)) is not None
+    assert r.board.pixel("operand0", (30, 30)) is None
+    assert_color(img, r.board, "operand0", (40, 37), style.role_color("copy"), "kept source")
+
+
+# --- several elements ----------------------------------------------------------------------------
+
+def test_several_elements_each_in_its_colour_with_dot_products(tmp_path):
+    ev = conv()
+    chosen = [(0, (0, 0, 0, 0)), (0, (0, 1, 1, 0))]
+    r, img = render(ev, chosen, tmp_path)
+    cells = [expected_fills(r.view, res, idx) for res, idx in chosen]
+    for k, (_, idx) in enumerate(chosen):
+        color = style.ELEMENT_COLORS[k]
+        assert_color(img, r.board, "result0", idx, color, f"element {k}")
+        later = set().union(*[set(c) for c in cells[k + 1:]]) if k + 1 < len(cells) else set()
+        own = [c for c in cells[k] if c not in later]
+        assert own
+        for key, cell in own:
+            assert_color(img, r.board, key, cell, color, f"element {k} source")
+    # untouched: padded-frame cell (5, 5) is read by neither window
+    tv = r.board.views["operand0"]
+    assert_color(img, r.board, "operand0", (0, 5, 5, 0), tv.base_faces[tv.slot[(0, 5, 5, 0)]], "untouched")
+    # dot products from the fans: x[1..3, 1..3] window (values 5, 6, 7, 9...) with w = 0..8
+    assert "5.0·0.0 + 6.0·1.0 + 7.0·2.0" in r.text and "= 438.0" in r.text
+    assert "(+ 5 on padding/holes) = 73.0" in r.text.replace("\n  ", " ")
+    assert legend_labels(r) == set()  # per-element colours, not roles
+    inside(r)
+
+
+def test_several_gather_elements_table_marks_clamp(tmp_path):
+    ev = gather_spec()
+    r, _ = render(ev, [(0, (0, 1, 2, 0, 1)), (0, (0, 0, 1, 1, 0))], tmp_path)
+    rows = {ln.split()[0]: ln for ln in r.text.splitlines() if ln.strip()}
+    assert "full_start_index" in rows and "←" in rows["full_start_index"]
+    assert "operand_index" in rows and "(1, 2, 0, 1)" in rows["operand_index"]
+    inside(r)
+
+
+def test_default_element_and_bad_elements():
+    ev, _ = simple("add")
+    r = draw_diagram(ev)
+    assert r.elements == [(0, (1, 1))]
+    with pytest.raises(HloLabError):
+        draw_diagram(ev, [(0, (5, 0))])
+    with pytest.raises(HloLabError):
+        draw_diagram(ev, [(3, (0, 0))])
+
+
+def test_deterministic_png_and_svg(tmp_path):
+    ev = gather_spec()
+    for fmt in ("png", "svg"):
+        a = style.save_figure(draw_diagram(ev, [(0, (0, 1, 2, 0, 1))]).fig, tmp_path / f"a.{fmt}")
+        b = style.save_figure(draw_diagram(ev, [(0, (0, 1, 2, 0, 1))]).fig, tmp_path / f"b.{fmt}")
+        assert a.read_bytes() == b.read_bytes()
