@@ -17,7 +17,7 @@ from PIL import Image  # noqa: E402
 from hlolab.errors import ExecutionError  # noqa: E402
 from hlolab.interp.engine import ARGS_NODE  # noqa: E402
 from hlolab.render import style  # noqa: E402
-from hlolab.render.program import PATH_FILL, draw_program, program_layout  # noqa: E402
+from hlolab.render.program import draw_program, program_layout  # noqa: E402
 from hlolab.session import Session  # noqa: E402
 from tests.trace.programs import chain_program  # noqa: E402
 from tests.trace.test_program import WHILE_ACCUMULATE  # noqa: E402
@@ -149,7 +149,7 @@ def test_highlight_pixels(tmp_path):
         return img.getpixel(pixel(fig, (x, y + h / 2)))
 
     on, off = key_by_name(lay, s, "%3"), key_by_name(lay, s, "%10")
-    assert fill_at(on) == style.hex_to_rgb(PATH_FILL)
+    assert fill_at(on) == style.hex_to_rgb(style.PATH_FILL)
     assert edge_at(on) == style.hex_to_rgb(style.ACCENT)
     assert fill_at(off) == (255, 255, 255)
     assert edge_at(off) != style.hex_to_rgb(style.ACCENT)
