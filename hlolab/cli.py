@@ -238,22 +238,96 @@ def cmd_export(ns: argparse.Namespace) -> int:
     from hlolab.render import export
     from hlolab.trace.locate import parse_index
 
+    progress = sys.stderr.isatty()
+    if ns.gallery:
+        if ns.target or ns.example:
+            raise HloLabError("hlolab export --gallery DIR takes no op or file")
+        paths = export.write_gallery(ns.gallery, progress=progress)
+        print(f"wrote {len(paths)} files to {ns.gallery} (index: {Path(ns.gallery) / 'index.md'})")
+        return 0
     if not ns.target and not ns.example:
-        raise HloLabError("hlolab export: give FILE.mlir or --example NAME (and --value %name)")
+        raise HloLabError("hlolab export: give an op name (e.g. gather), FILE.mlir or --example NAME")
     indices = [parse_index(i) for i in ns.index or []]
-    is_file = ns.example or ns.target.endswith(".mlir") or Path(ns.target).is_file()
-    if not is_file:
-        raise HloLabError(f"hlolab export {ns.target}: drawing an op from its parameters is not built "
-                          "yet; export the op that makes a value of a program instead: "
-                          "hlolab export FILE.mlir --value %name --index i,j")
-    ns.file = ns.target
-    target = export.program_target(_session(_with_seed(ns)), ns.value, indices, ns.iteration)
     fmt = ns.format or (Path(ns.out).suffix.lstrip(".") if ns.out and Path(ns.out).suffix else "png")
-    path, frames = export.write(target, fmt, ns.out, max_frames=ns.max_frames, fps=ns.fps,
-                                progress=sys.stderr.isatty())
+    is_file = bool(ns.example) or ns.target.endswith(".mlir") or Path(ns.target).is_file()
+    if is_file:
+        if ns.extra or ns.param or ns.preset or ns.help_params:
+            given = ns.extra or ns.param or [ns.preset or "--help-params"]
+            raise HloLabError("hlolab export FILE: --param/--preset/--help-params describe an op; "
+                              f"unexpected: {' '.join(given)}")
+        ns.file = ns.target
+        session = _session(_with_seed(ns))
+        if ns.program:
+            trace = session.sources(ns.value, indices[0], ns.iteration) if ns.value and indices else None
+            label = Path(ns.example or ns.target).stem
+            path = export.write_program(session, trace, fmt, ns.out, label)
+            print(f"wrote {path} (program view of @{session.func.name})")
+            return 0
+        target = export.program_target(session, ns.value, indices, ns.iteration)
+    else:
+        if ns.help_params:
+            print(_params_help(ns.target))
+            return 0
+        if ns.program or ns.value:
+            raise HloLabError("--program and --value apply to a program file, not to an op")
+        params = _op_params(ns.target, ns.param or [], ns.extra or [])
+        target = export.op_target(ns.target, ns.preset or "default", params, indices, ns.fill,
+                                  ns.seed if ns.seed is not None else 0)
+    path, frames = export.write(target, fmt, ns.out, max_frames=ns.max_frames, fps=ns.fps, progress=progress)
     what = f"{frames} frames" if fmt in export.MOVING else "diagram"
     print(f"wrote {path} ({what} of {target.event.op.name})")
     return 0
+
+
+def _op_params(op: str, pairs: list[str], extra: list[str]) -> dict[str, str]:
+    """``--param k=v`` and the shorthand ``--k v`` / ``--k=v`` -> {k: v} (names checked by the schema)."""
+    from hlolab.ops.examples import ParamError, schema_for
+
+    schema = schema_for(op)
+    if schema is None:
+        from hlolab.ops.examples import schema_ops
+
+        names = ", ".join(n.removeprefix("stablehlo.") for n in schema_ops())
+        raise ParamError(f"hlolab export {op}: not an op with a parameter schema nor a file; ops: {names}")
+    out: dict[str, str] = {}
+    for p in pairs:
+        if "=" not in p:
+            raise ParamError(f"--param {p}: expected key=value")
+        k, v = p.split("=", 1)
+        out[k.strip()] = v
+    i = 0
+    while i < len(extra):
+        word = extra[i]
+        if not word.startswith("--"):
+            raise ParamError(f"hlolab export {op}: unexpected argument '{word}'")
+        key = word[2:]
+        if "=" in key:
+            key, value = key.split("=", 1)
+            i += 1
+        elif i + 1 < len(extra):
+            value = extra[i + 1]
+            i += 2
+        else:
+            raise ParamError(f"{word}: give a value")
+        out[key.replace("-", "_")] = value
+    for k in out:
+        schema.param(k)  # unknown names: an error listing the op's parameters
+    return out
+
+
+def _params_help(op: str) -> str:
+    from hlolab.ops.examples import ParamError, schema_for
+
+    schema = schema_for(op)
+    if schema is None:
+        raise ParamError(f"no parameter schema for op '{op}'")
+    lines = [f"{schema.op}: {schema.doc}", "", "parameters (--param NAME=VALUE or --NAME VALUE):"]
+    width = max(len(p.name) for p in schema.params)
+    for p in schema.params:
+        lines.append(f"  {p.name:<{width}}  = {p.format(p.default):<16} {p.doc}")
+        lines.append(f"  {'':<{width}}    {p.expected()}")
+    lines += ["", "presets (--preset NAME): " + ", ".join(schema.presets)]
+    return "\n".join(lines)
 
 
 def _with_seed(ns: argparse.Namespace) -> argparse.Namespace:
@@ -309,9 +383,20 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--limit", type=int, help="at most N boxes per line group / N JSON elements")
     tr.set_defaults(fn=cmd_trace)
 
-    xp = sub.add_parser("export", help="draw the op that made a program value: diagram (png/svg/pdf) "
-                        "or animation (gif/mp4/frames)")
-    xp.add_argument("target", nargs="?", metavar="FILE.mlir")
+    xp = sub.add_parser("export", help="draw an op (from its parameters) or the op that made a program "
+                        "value: diagram (png/svg/pdf) or animation (gif/mp4/frames)",
+                        epilog="Op parameters may also be given as --NAME VALUE, e.g. "
+                        "hlolab export conv --lhs 1x5x5x1 --stride 2 --padding 1 --format gif")
+    xp.add_argument("target", nargs="?", metavar="OP_OR_FILE",
+                    help="an op name (gather, conv, ...) or FILE.mlir")
+    xp.add_argument("--preset", metavar="NAME", help="op parameters from a preset: default, spec-example")
+    xp.add_argument("--param", action="append", metavar="KEY=VALUE", help="an op parameter (repeatable)")
+    xp.add_argument("--help-params", action="store_true", help="list the op's parameters and presets")
+    xp.add_argument("--fill", choices=("iota", "random"), default="iota",
+                    help="op inputs: 0,1,2,... or random (with --seed)")
+    xp.add_argument("--gallery", metavar="DIR", help="write the gallery: every data-moving op, index.md")
+    xp.add_argument("--program", action="store_true",
+                    help="draw the program's dependency graph (with --value/--index: the traced sources)")
     xp.add_argument("--example", metavar="NAME", help="a built-in example program")
     xp.add_argument("--index", action="append", metavar="i,j,...",
                     help="a result element to explain (repeat for several)")
@@ -334,7 +419,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
-    ns = ap.parse_args(argv)
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["export"]:  # op parameters as --NAME VALUE: the op's schema checks the names
+        ns, extra = ap.parse_known_args(args)
+        ns.extra = extra
+    else:
+        ns = ap.parse_args(args)
     if not getattr(ns, "fn", None):
         ap.print_help()
         return 0

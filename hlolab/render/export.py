@@ -26,6 +26,7 @@ class Target:
     elements: list[tuple[int, tuple[int, ...]]] | None
     label: str       # file stem, e.g. "gather"
     command: str     # the command line that reproduces it (for the gallery page)
+    walk_all: bool = False  # ``elements`` is only a default focus: animations walk the whole result
 
 
 def program_target(session: Any, value: str | None, indices: Sequence[tuple[int, ...]] = (),
@@ -43,6 +44,34 @@ def program_target(session: Any, value: str | None, indices: Sequence[tuple[int,
     event = session.event(d[0])
     chosen = [(d[1], tuple(i)) for i in indices] or None
     return Target(event, chosen, event.op.name.removeprefix("stablehlo."), "")
+
+
+def op_target(name: str, preset: str = "default", params: dict[str, str] | None = None,
+              indices: Sequence[tuple[int, ...]] = (), fill: str = "iota", seed: int = 0) -> Target:
+    """Op ``name`` built from its parameter schema (preset, then ``params``) and run on
+    ``fill`` inputs; the chosen ``indices`` (default: the preset's interesting element)."""
+    from hlolab.ops.examples import make_example
+    from hlolab.session import Session
+
+    ex = make_example(name, preset, params, fill=fill, seed=seed)
+    session = Session(ex.text, filename=f"<{ex.op} {preset}>")
+    session.bind(ex.inputs)
+    stop = session.run()
+    if stop.error is not None:
+        raise stop.error
+    target = program_target(session, None, indices)
+    if not indices and ex.index is not None:
+        target.elements, target.walk_all = [(0, ex.index)], True
+    short = ex.op.removeprefix("stablehlo.")
+    words = [f"hlolab export {short}"]
+    if preset != "default":
+        words.append(f"--preset {preset}")
+    words += [f"--param {k}={v}" for k, v in (params or {}).items()]
+    if fill != "iota":
+        words.append(f"--fill {fill} --seed {seed}")
+    words += [f"--index {','.join(map(str, i))}" for i in indices]
+    target.label, target.command = short, " ".join(words)
+    return target
 
 
 def write(target: Target, fmt: str, out: str | Path | None = None, *, max_frames: int = 400,
@@ -65,16 +94,111 @@ def write(target: Target, fmt: str, out: str | Path | None = None, *, max_frames
         return path, 1
     from hlolab.render.animate import animate
 
-    anim = animate(target.event, target.elements, max_frames=max_frames, progress=progress)
-    if fmt == "gif":
-        return anim.save_gif(path, fps=fps), anim.n_frames
-    if fmt == "mp4":
-        return anim.save_mp4(path, fps=fps), anim.n_frames
-    frames = anim.save_frames(path)
-    return path, len(frames)
+    walk = None if target.walk_all else target.elements
+    anim = animate(target.event, walk, max_frames=max_frames, progress=progress)
+    try:
+        if fmt == "gif":
+            return anim.save_gif(path, fps=fps), anim.n_frames
+        if fmt == "mp4":
+            return anim.save_mp4(path, fps=fps), anim.n_frames
+        return path, len(anim.save_frames(path))
+    finally:
+        anim.close()
 
 
 def _close(fig: Any) -> None:
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+def write_program(session: Any, trace: Any, fmt: str, out: str | Path | None, label: str) -> Path:
+    """The program view (dependency graph, ``trace`` highlighted) of a run ``session``."""
+    from hlolab.render.program import draw_program
+    from hlolab.render.style import save_figure
+
+    if fmt not in STATIC:
+        raise HloLabError(f"the program view is a still picture: --format one of {', '.join(STATIC)}")
+    path = Path(out) if out else Path(f"{label}_program.{fmt}")
+    fig = draw_program(session, trace)
+    try:
+        save_figure(fig, path, fmt)
+    finally:
+        _close(fig)
+    return path
+
+
+# --- the gallery ------------------------------------------------------------------------
+
+# (op, parameters over its spec example / default, file stem): one diagram and one animation each
+GALLERY_OPS: tuple[tuple[str, dict[str, str], str], ...] = tuple(
+    (op, {}, op) for op in ("gather", "scatter", "pad", "slice", "dynamic_slice", "dynamic_update_slice",
+                            "concatenate", "transpose", "broadcast_in_dim", "reshape", "reverse",
+                            "convolution", "reduce_window", "select_and_scatter", "dot_general", "reduce")
+) + (("convolution", {"lhs": "1x5x5x1", "rhs": "3x3x1x1", "stride": "2", "padding": "1"},
+      "convolution_padded_strided"),)
+GALLERY_FRAMES = 36
+GALLERY_PROGRAM = ("conv_maxpool", "%2", (0, 1, 1, 0))  # built-in example, value, element to trace
+
+
+def write_gallery(directory: str | Path, ops: Sequence[tuple[str, dict[str, str], str]] = GALLERY_OPS, *,
+                  progress: bool = False, program: bool = True) -> list[Path]:
+    """One diagram (PNG) and one animation (GIF) per op, the spec example where the spec has one,
+    plus a traced program view; ``index.md`` lists each with the command that makes it."""
+    from hlolab.ops.examples import schema_for
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    rows = []
+    for name, params, stem in ops:
+        schema = schema_for(name)
+        if schema is None:
+            raise HloLabError(f"gallery: no parameter schema for '{name}'")
+        preset = "spec-example" if "spec-example" in schema.presets and not params else "default"
+        target = op_target(name, preset, params)
+        png, _ = write(target, "png", out / f"{stem}.png")
+        gif, n = write(target, "gif", out / f"{stem}.gif", max_frames=GALLERY_FRAMES, fps=2.0,
+                       progress=progress)
+        written += [png, gif]
+        where = "the spec's example" if preset == "spec-example" else \
+            ", ".join(f"{k}={v}" for k, v in params.items()) or "default parameters"
+        rows.append(f"## {stem}\n\n{schema.doc.capitalize()} ({where}).\n\n"
+                    f"![{stem}]({png.name})\n\n"
+                    f"Animation ({n} frames): [{gif.name}]({gif.name})\n\n"
+                    f"```\n{target.command} --format png\n"
+                    f"{target.command} --format gif --max-frames {GALLERY_FRAMES}\n```\n")
+    if program:
+        written.append(_gallery_program(out, rows))
+    text = ("# hlolab gallery\n\nGenerated by `hlolab export --gallery assets/gallery`; every picture "
+            "is drawn from the op's own provenance and explain(), nothing is drawn by hand. Each "
+            "section gives the command that makes it; change `--param` values to draw any other "
+            "instance (`hlolab export OP --help-params` lists them).\n\n" + "\n".join(rows))
+    written.append(_write_text(out / "index.md", text))
+    return written
+
+
+def _gallery_program(out: Path, rows: list[str]) -> Path:
+    from hlolab.session import Session
+
+    example, value, index = GALLERY_PROGRAM
+    path = Path(__file__).resolve().parent.parent / "examples" / f"{example}.mlir"
+    session = Session.open(path)
+    session.bind(None, seed=0)
+    stop = session.run()
+    if stop.error is not None:
+        raise stop.error
+    trace = session.sources(value, index)
+    png = write_program(session, trace, "png", out / f"program_{example}.png", example)
+    at = ",".join(map(str, index))
+    rows.append(f"## program view\n\nThe `{example}` example with the sources of {value}[{at}] traced "
+                f"back through every op.\n\n![program]({png.name})\n\n"
+                f"```\nhlolab export --example {example} --program --value {value} --index {at}\n```\n")
+    return png
+
+
+def _write_text(path: Path, text: str) -> Path:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+    return path
