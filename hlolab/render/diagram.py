@@ -316,39 +316,51 @@ def _derivation(view: OpView, e: Explanation | None, result: int, index: tuple[i
     return value
 
 
-def _cell(s: Step, width: int) -> tuple[str, str]:
-    text = format_value(s.value)
-    color = INK
+def _cell(s: Step) -> Line:
+    """One table cell: an index tuple's components coloured by their dims' roles; a clamped
+    value with what it was clamped from."""
+    line = _components(s.value, s.dim_roles) or [(format_value(s.value), INK)]
     if s.before_clamp is not None:
-        text += f"←{format_value(s.before_clamp)}"
-        color = CLAMP
-    return (text if len(text) <= width else text[:width - 1] + "…"), color
+        line = [(t, CLAMP) for t, _ in line] + [(f"←{format_value(s.before_clamp)}", CLAMP)]
+    return line
+
+
+def _pad(line: Line, width: int) -> Line:
+    """``line`` cut or padded with spaces to exactly ``width`` characters."""
+    n = len(_plain(line))
+    return _fit(line, width) if n > width else line + [(" " * (width - n), INK)]
 
 
 def multi_text(view: OpView, chosen: list[tuple[int, tuple[int, ...]]],
                explanations: list[Explanation | None], width: int = EXPLAIN_WIDTH) -> list[Line]:
-    """A table (one row per step, one column per element) and a derivation line each."""
+    """A table (one row per step, one column per element, index components coloured by the
+    role of their dim, as in the spec's gather figure) and a derivation line each."""
     lines: list[Line] = []
     first = next((e for e in explanations if e is not None), None)
-    name_w = 21
-    col = max(9, min(16, (100 - name_w) // len(chosen) - 1))
-    width = max(width, name_w + len(chosen) * (col + 1))
     if first is not None and all(e is not None and len(e.steps) == len(first.steps) for e in explanations):
-        head: Line = [(" " * name_w, INK)]
-        for k, (_, idx) in enumerate(chosen):
-            head.append((f"({k + 1}){_where(idx)}"[:col].ljust(col + 1), _text_of(k)))
-        lines.append(head)
-        for n, s in enumerate(first.steps):
-            if s.children and not isinstance(s.value, tuple):
-                continue  # a sum over children: the derivation line below says it better
-            row: Line = [(s.name[:name_w - 1].ljust(name_w), style.ACCENT)]
-            for e in explanations:
-                assert e is not None
-                text, color = _cell(e.steps[n], col)
-                row.append((text.ljust(col + 1), color))
-            lines.append(row)
+        rows = [n for n, s in enumerate(first.steps) if not (s.children and not isinstance(s.value, tuple))]
+        roles = next((r for e in explanations if e is not None
+                      for r in [_result_roles(e, len(e.index))] if r), None)
+        heads = []
+        for k, (_, idx) in enumerate(chosen):  # the element's colour, then its index by dim role
+            comps = _components(tuple(idx), roles)
+            heads.append([(f"({k + 1})", _text_of(k))] + ([("[", INK), *comps[1:-1], ("]", INK)]
+                                                             if comps else [(_where(idx), _text_of(k))]))
+        cells = [[_cell(e.steps[n]) for e in explanations if e is not None] for n in rows]
+        name_w = min(22, max(len(first.steps[n].name) for n in rows) + 1) if rows else 8
+        cols = [min(26, max(len(_plain(c)) for c in [heads[k], *(r[k] for r in cells)]) + 2)
+                for k in range(len(chosen))]
+        width = max(width, name_w + sum(cols))
+        lines.append([(" " * name_w, INK)] + [seg for k, h in enumerate(heads) for seg in _pad(h, cols[k])])
+        for n, row in zip(rows, cells):
+            line: Line = [(first.steps[n].name[:name_w - 1].ljust(name_w), style.ACCENT)]
+            for k, c in enumerate(row):
+                line += _pad(c, cols[k])
+            lines.append(line)
         if any(s.before_clamp is not None for e in explanations if e for s in e.steps):
             lines.append([("x←y: clamped from y", CLAMP)])
+        if roles:
+            lines += _roles_lines(roles, "result dims: ")
         lines.append([("", INK)])
     for k, ((r, idx), e) in enumerate(zip(chosen, explanations, strict=True)):
         text = f"({k + 1}) result{_where(idx)} = {_derivation(view, e, r, idx)}"
@@ -402,7 +414,10 @@ def draw_diagram(event: Any, elements: Sequence[tuple[int, tuple[int, ...]]] | N
     attrs = attributes_line(event)
     lh = 0.42
     view = OpView(event, focus=chosen, y=1.2 + lh * len(attrs))
-    board = Board(title if title is not None else _title(event, *chosen[0]))
+    if title is None:
+        title = _title(event, *chosen[0]) if len(chosen) == 1 else \
+            f"{event.op.name.removeprefix('stablehlo.')}: {len(chosen)} result elements, one colour each"
+    board = Board(title)
     view.build(board=board)
     _clear_labels(board)
     for n, line in enumerate(attrs):

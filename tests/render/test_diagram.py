@@ -17,6 +17,7 @@ from hlolab.render import (
     style,  # noqa: E402
 )
 from hlolab.render.diagram import draw_diagram  # noqa: E402
+from hlolab.render.opview import OpView  # noqa: E402
 from hlolab.session import Session  # noqa: E402
 
 ADD_BODY = """({
@@ -378,3 +379,18 @@ def test_deterministic_png_and_svg(tmp_path):
         a = style.save_figure(draw_diagram(ev, [(0, (0, 1, 2, 0, 1))]).fig, tmp_path / f"a.{fmt}")
         b = style.save_figure(draw_diagram(ev, [(0, (0, 1, 2, 0, 1))]).fig, tmp_path / f"b.{fmt}")
         assert a.read_bytes() == b.read_bytes()
+
+
+def test_several_gather_elements_table_keeps_whole_indices_and_colours_dims():
+    ev = gather_spec()
+    chosen = [(0, (0, 1, 2, 1, 1)), (0, (1, 0, 0, 0, 1)), (0, (0, 0, 1, 1, 0))]
+    view = OpView(ev)
+    lines = diagram.multi_text(view, chosen, [diagram.explanation_of(ev, r, i) for r, i in chosen])
+    head = "".join(t for t, _ in lines[0])
+    for k, (_, idx) in enumerate(chosen):  # nothing cut: every header names its whole index
+        assert f"({k + 1})[{', '.join(map(str, idx))}]" in head
+    batch, offset = diagram._dim_color("batch"), diagram._dim_color("offset")
+    colours = {c for t, c in lines[0] if t.strip().isdigit()}
+    assert batch != offset and {batch, offset} <= colours  # index components coloured by dim role
+    full = next(ln for ln in lines if ln and ln[0][0].startswith("full_start_index"))
+    assert "(0, 2, 0, 0)←(0, 9, 0, 0)" in "".join(t for t, _ in full)
