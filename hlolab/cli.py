@@ -330,6 +330,25 @@ def _params_help(op: str) -> str:
     return "\n".join(lines)
 
 
+def cmd_open(ns: argparse.Namespace) -> int:
+    from hlolab.tui import run_tui
+
+    path = ns.file
+    if not Path(path).is_file():
+        raise HloLabError(f"hlolab open: no such file: {path}")
+    return run_tui(open_path=path)
+
+
+def cmd_explore(ns: argparse.Namespace) -> int:
+    from hlolab.ops.examples import schema_for, schema_ops
+    from hlolab.tui import run_tui
+
+    if schema_for(ns.op) is None:
+        names = ", ".join(n.removeprefix("stablehlo.") for n in schema_ops())
+        raise HloLabError(f"hlolab explore: no op '{ns.op}' with a parameter schema; ops: {names}")
+    return run_tui(open_op=ns.op)
+
+
 def _with_seed(ns: argparse.Namespace) -> argparse.Namespace:
     if ns.seed is None and not ns.args and not ns.input:
         ns.seed = 0  # a picture needs inputs: random by default, as documented
@@ -412,6 +431,13 @@ def build_parser() -> argparse.ArgumentParser:
     xp.add_argument("--input", action="append", metavar="FILE.npy")
     xp.set_defaults(fn=cmd_export)
 
+    op_ = sub.add_parser("open", help="open a program in the TUI's stepper")
+    op_.add_argument("file", metavar="FILE.mlir")
+    op_.set_defaults(fn=cmd_open)
+    xo = sub.add_parser("explore", help="open an op in the TUI's explorer, e.g. hlolab explore gather")
+    xo.add_argument("op", metavar="OP")
+    xo.set_defaults(fn=cmd_explore)
+
     sub.add_parser("ops", help="list the ops hlolab can execute").set_defaults(fn=cmd_ops)
     sub.add_parser("examples", help="list the built-in examples").set_defaults(fn=cmd_examples)
     return ap
@@ -426,8 +452,12 @@ def main(argv: list[str] | None = None) -> int:
     else:
         ns = ap.parse_args(args)
     if not getattr(ns, "fn", None):
-        ap.print_help()
-        return 0
+        if args or not (sys.stdin.isatty() and sys.stdout.isatty()):
+            ap.print_help()  # not a terminal: a TUI cannot run, say what hlolab does instead
+            return 0
+        from hlolab.tui import run_tui
+
+        return run_tui()
     try:
         return ns.fn(ns)
     except HloLabError as e:

@@ -1,0 +1,114 @@
+"""The hlolab TUI: the gallery (home), the op explorer and, opened from a file,
+the program stepper. ``run_tui`` is the entry point ``hlolab`` calls.
+"""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from hlolab.errors import HloLabError
+from hlolab.tui.commands import HloLabCommands
+from hlolab.tui.screens.help import HelpScreen
+from hlolab.tui.screens.home import HomeScreen, remember_file
+
+# ctrl+t cycles through these (Textual built-ins; the palette's "Theme" offers all of them)
+THEMES = ("textual-dark", "textual-light", "nord", "gruvbox", "catppuccin-latte", "dracula")
+
+
+class HloLabApp(App):
+    """Home screen first; ``open_op`` pushes the explorer, ``open_path`` the stepper."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "hlolab"
+    COMMANDS = App.COMMANDS | {HloLabCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit", show=False, id="app.quit"),
+        Binding("f1", "help", "Help", id="app.help"),
+        Binding("question_mark", "help", "Help", show=False, id="app.help-2"),
+        Binding("ctrl+t", "next_theme", "Theme", show=False, id="app.theme"),
+    ]
+
+    def __init__(self, open_path: str | None = None, open_op: str | None = None):
+        super().__init__()
+        self.open_path = open_path
+        self.open_op_name = open_op
+
+    def on_mount(self) -> None:
+        self.push_screen(HomeScreen())
+        if self.open_op_name:
+            self.open_op(self.open_op_name)
+        if self.open_path:
+            self.open_file(self.open_path)
+
+    # --- navigation -------------------------------------------------------------------------
+    def open_op(self, op: str, preset: str = "default", params: dict[str, str] | None = None) -> None:
+        """Push the op explorer on ``op`` (an error notification when it has no schema)."""
+        from hlolab.tui.screens.explorer import ExplorerScreen
+
+        try:
+            screen = ExplorerScreen(op, preset, params=params)
+        except HloLabError as e:
+            self.notify(e.message, severity="error", title="cannot explore")
+            return
+        self.push_screen(screen)
+
+    def open_file(self, path: str) -> None:
+        """Push the program stepper on the program in ``path``."""
+        try:
+            text = Path(path).read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            self.notify(f"cannot read {path}: {e}", severity="error", title="open")
+            return
+        try:
+            from hlolab.tui.screens.stepper import StepperScreen
+
+            screen = StepperScreen(text, path=path)
+        except HloLabError as e:
+            self.notify(e.short(), severity="error", title=f"cannot open {path}")
+            return
+        except Exception as e:  # noqa: BLE001 - never a traceback for the user
+            self.log.error(traceback.format_exc())
+            self.notify(f"{type(e).__name__}: {e}", severity="error", title=f"cannot open {path}")
+            return
+        remember_file(path)
+        self.push_screen(screen)
+
+    def action_go_home(self) -> None:
+        while len(self.screen_stack) > 2 and not isinstance(self.screen, HomeScreen):
+            self.pop_screen()
+        if not isinstance(self.screen, HomeScreen):
+            self.push_screen(HomeScreen())
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        rows = []
+        seen = set()
+        for key, active in self.screen.active_bindings.items():
+            b = active.binding
+            if not b.description or b.description in seen or key in ("tab", "shift+tab"):
+                continue
+            seen.add(b.description)
+            rows.append((self.get_key_display(b), b.description))
+        name = type(self.screen).__name__.removesuffix("Screen").lower() or "screen"
+        self.push_screen(HelpScreen(name, rows))
+
+    def action_next_theme(self) -> None:
+        i = THEMES.index(self.theme) if self.theme in THEMES else -1
+        self.theme = THEMES[(i + 1) % len(THEMES)]
+        self.notify(f"theme: {self.theme}", timeout=1.5)
+
+    def coming(self, message: str) -> None:
+        self.notify(message, title="not yet")
+
+
+def run_tui(open_path: str | None = None, open_op: str | None = None) -> int:
+    """Run the TUI until the user quits; the exit code."""
+    app = HloLabApp(open_path=open_path, open_op=open_op)
+    app.run()
+    return int(app.return_code or 0)

@@ -1,0 +1,1 @@
+"""Screens of the TUI: home, op explorer, help (the stepper lives beside them)."""

@@ -1,0 +1,319 @@
+"""Home: the op gallery (every op with a schema, grouped by family), searchable,
+with recent files and the sections later issues fill (lessons, collectives).
+
+The family of an op comes from the module that defines it (registry data), via
+the small ``FAMILIES`` table; no op is named here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+# defining module (hlolab.ops.<module>) -> family, in the order the gallery shows them
+FAMILIES: dict[str, str] = {
+    "elementwise": "element-wise", "compare": "element-wise",
+    "shape": "shape",
+    "gather": "indexing", "slicing": "indexing", "scatter": "indexing", "sort": "indexing",
+    "reduction": "windows & reductions", "window": "windows & reductions",
+    "contraction": "contractions", "linalg": "contractions",
+    "control": "control flow",
+    "collective": "collectives",
+    "conversion": "types & quantization", "quant": "types & quantization",
+    "rng": "RNG",
+}
+FAMILY_ORDER = ("element-wise", "shape", "indexing", "windows & reductions", "contractions",
+                "control flow", "collectives", "types & quantization", "RNG")
+DEFAULT_OP = "stablehlo.gather"
+HINT = "type to filter · ↑↓ choose · Enter: explore the op · ctrl+p: commands · F1: help"
+RECENT_MAX = 12
+
+
+# --- the gallery's data -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OpEntry:
+    op: str  # full name, "stablehlo.gather"
+    family: str
+    doc: str
+
+    @property
+    def short(self) -> str:
+        return self.op.removeprefix("stablehlo.")
+
+
+def family_of(module: str) -> str | None:
+    return FAMILIES.get(module.rsplit(".", 1)[-1])
+
+
+def gallery() -> tuple[list[OpEntry], dict[str, list[str]]]:
+    """(explorer-ready ops, family -> registered ops without a schema)."""
+    from hlolab.ops.examples import schema_for, schema_ops
+    from hlolab.ops.registry import all_ops
+
+    defs = all_ops()
+    ready = schema_ops()
+    entries = []
+    for name in ready:
+        d = defs.get(name)
+        fam = family_of(d.evaluate.__module__) if d is not None else None
+        schema = schema_for(name)
+        doc = (d.doc if d is not None and d.doc else (schema.doc if schema else "")).strip()
+        entries.append(OpEntry(name, fam or "other", doc))
+    waiting: dict[str, list[str]] = {}
+    for name, d in defs.items():
+        fam = family_of(d.evaluate.__module__)
+        if fam is not None and name not in ready:
+            waiting.setdefault(fam, []).append(name)
+    return entries, waiting
+
+
+# --- recent files -----------------------------------------------------------------------------
+
+def recent_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join("~", ".config")
+    return Path(base).expanduser() / "hlolab" / "recent.json"
+
+
+def recent_files() -> list[str]:
+    """Recently opened program files, newest first ([] when the file is absent or corrupt)."""
+    try:
+        data = json.loads(recent_path().read_text())
+    except (OSError, ValueError):
+        return []
+    if not isinstance(data, list):
+        return []
+    return [p for p in data if isinstance(p, str)][:RECENT_MAX]
+
+
+def remember_file(path: str | Path) -> None:
+    """Put ``path`` first in the recent list (atomic write; failures are ignored)."""
+    p = str(Path(path).resolve())
+    items = [p] + [x for x in recent_files() if x != p]
+    target = recent_path()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".recent.", dir=target.parent)
+        with os.fdopen(fd, "w") as f:
+            json.dump(items[:RECENT_MAX], f, indent=1)
+        os.replace(tmp, target)
+    except OSError:
+        pass
+
+
+# --- the screen --------------------------------------------------------------------------------
+
+class HomeScreen(Screen):
+    """The gallery: filter box, grouped op list, details of the highlighted entry."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("down", "move(1)", "Down", show=False, id="home.down"),
+        Binding("up", "move(-1)", "Up", show=False, id="home.up"),
+        Binding("pagedown", "move(10)", show=False, id="home.pagedown"),
+        Binding("pageup", "move(-10)", show=False, id="home.pageup"),
+        Binding("escape", "clear_filter", "Clear filter", id="home.clear"),
+    ]
+
+    def __init__(self, name: str | None = None, id: str | None = None):
+        super().__init__(name=name, id=id)
+        self.entries, self.waiting = gallery()
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="home-body"):
+            with Vertical(id="home-left"):
+                yield Input(placeholder="filter: type an op or family (gather, conv, window…)",
+                            id="filter", compact=True)
+                yield OptionList(id="ops", compact=True)
+            with VerticalScroll(id="home-detail"):
+                yield Static(id="detail")
+        yield Static(HINT, id="hint")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "op gallery"
+        self.refill("")
+        self.query_one("#filter", Input).focus()
+        ol = self.query_one("#ops", OptionList)
+        self.call_after_refresh(ol.scroll_to_highlight, top=True)
+
+    # --- the list ------------------------------------------------------------------------------
+    def matches(self, text: str) -> list[OpEntry]:
+        """Entries whose name, family or doc contain every word of ``text``."""
+        words = text.lower().split()
+        return [e for e in self.entries
+                if all(w in e.short.lower() or w in e.family.lower() or w in e.doc.lower() for w in words)]
+
+    def refill(self, text: str) -> None:
+        """Rebuild the list for filter ``text``, keeping the highlighted op when it still shows."""
+        ol = self.query_one("#ops", OptionList)
+        keep = self.highlighted_id or f"op:{DEFAULT_OP}"
+        shown = self.matches(text)
+        options: list[Option] = []
+        by_family: dict[str, list[OpEntry]] = {}
+        for e in shown:
+            by_family.setdefault(e.family, []).append(e)
+        families = list(FAMILY_ORDER) + sorted(set(by_family) - set(FAMILY_ORDER))
+        for fam in families:
+            ops = by_family.get(fam, [])
+            waiting = self.waiting.get(fam, [])
+            if not ops and (text or fam not in FAMILY_ORDER):
+                continue
+            options.append(Option(Text(fam, style="bold"), id=f"family:{fam}", disabled=True))
+            for e in ops:
+                options.append(Option(f"  {e.short}", id=f"op:{e.op}"))
+            if not ops:
+                note = "  none explorer-ready yet" + (f" ({len(waiting)} run in programs)"
+                                                      if waiting else "")
+                options.append(Option(Text(note, style="dim italic"), id=f"none:{fam}", disabled=True))
+        if not text:
+            options += self._extra_sections()
+        elif not shown:
+            options.append(Option(Text(f"no op matches '{text}'", style="italic"), disabled=True))
+        ol.clear_options()
+        ol.add_options(options)
+        ids = [o.id for o in options]
+        target = keep if keep in ids else next((i for i in ids if i and i.startswith("op:")), None)
+        if target is not None:
+            ol.highlighted = ids.index(target)
+        self._show_detail()
+
+    def _extra_sections(self) -> list[Option]:
+        out = [Option(Text("Lessons", style="bold"), id="section:lessons", disabled=True),
+               Option(Text("  coming with the lessons issue", style="dim italic"), disabled=True),
+               Option(Text("Collectives view", style="bold"), id="section:collectives", disabled=True),
+               Option(Text("  coming with the collectives issue", style="dim italic"), disabled=True),
+               Option(Text("Recent files", style="bold"), id="section:recent", disabled=True)]
+        files = recent_files()
+        if not files:
+            out.append(Option(Text("  none yet: `hlolab open FILE.mlir` adds one", style="dim italic"),
+                              disabled=True))
+        for f in files:
+            out.append(Option(f"  {f}", id=f"file:{f}"))
+        return out
+
+    @property
+    def highlighted_id(self) -> str | None:
+        ol = self.query_one("#ops", OptionList)
+        if ol.highlighted is None or ol.option_count == 0:
+            return None
+        return ol.get_option_at_index(ol.highlighted).id
+
+    @property
+    def shown_ops(self) -> list[str]:
+        """Full names of the ops in the list (tests)."""
+        ol = self.query_one("#ops", OptionList)
+        return [o.id[3:] for o in (ol.get_option_at_index(i) for i in range(ol.option_count))
+                if o.id and o.id.startswith("op:")]
+
+    # --- details ---------------------------------------------------------------------------------
+    def _show_detail(self) -> None:
+        self.query_one("#detail", Static).update(self._detail_text(self.highlighted_id))
+
+    def _detail_text(self, oid: str | None) -> Text:
+        if oid is None:
+            return Text("")
+        kind, _, value = oid.partition(":")
+        out = Text()
+        if kind == "op":
+            from hlolab.ops.examples import schema_for
+
+            entry = next(e for e in self.entries if e.op == value)
+            schema = schema_for(value)
+            out.append(entry.short, style="bold")
+            out.append(f"  ({entry.family})  ", style="dim")
+            out.append("Enter: open the explorer\n\n", style="italic")
+            if entry.doc:
+                out.append(entry.doc.split("\n\n")[0].strip() + "\n\n")
+            if schema is not None:
+                out.append("parameters\n", style="bold")
+                for p in schema.params:
+                    out.append(f"  {p.name}", style="bold")
+                    out.append(f" = {p.format(p.default) or 'none'}")
+                    out.append(f"  {p.doc}\n", style="dim")
+                out.append("\npresets: ", style="bold")
+                out.append(", ".join(schema.presets) + "\n")
+        elif kind == "family":
+            n = sum(1 for e in self.entries if e.family == value)
+            waiting = self.waiting.get(value, [])
+            out.append(value, style="bold")
+            out.append(f"\n\n{n} explorer-ready op{'s' if n != 1 else ''}")
+            if waiting:
+                names = ", ".join(w.removeprefix("stablehlo.") for w in sorted(waiting)[:12])
+                out.append(f"; registered without a parameter schema: {names}", style="dim")
+                out.append("\nthese run inside programs: `hlolab open FILE.mlir` steps through them",
+                           style="dim")
+        elif kind == "file":
+            out.append(value, style="bold")
+            out.append("\n\nEnter: open it in the program stepper", style="italic")
+        elif kind == "section":
+            notes = {"lessons": "The lessons (with live op views, exercises and progress) come with "
+                                "the lessons issue.",
+                     "collectives": "One panel per simulated process comes with the collectives issue.",
+                     "recent": "Programs opened with `hlolab open FILE` are listed here."}
+            out.append(notes.get(value, ""))
+        return out
+
+    # --- events ---------------------------------------------------------------------------------
+    @on(Input.Changed, "#filter")
+    def _filter(self, event: Input.Changed) -> None:
+        self.refill(event.value)
+
+    @on(Input.Submitted, "#filter")
+    def _submit(self, event: Input.Submitted) -> None:
+        self.open_highlighted()
+
+    @on(OptionList.OptionHighlighted)
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self._show_detail()
+
+    @on(OptionList.OptionSelected)
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        self.open_highlighted()
+
+    def open_highlighted(self) -> None:
+        """Enter: open the highlighted op (explorer) or file (stepper)."""
+        oid = self.highlighted_id
+        if oid is None:
+            return
+        kind, _, value = oid.partition(":")
+        app: Any = self.app
+        if kind == "op":
+            app.open_op(value)
+        elif kind == "file":
+            app.open_file(value)
+
+    def action_move(self, step: int) -> None:
+        ol = self.query_one("#ops", OptionList)
+        if ol.option_count == 0:
+            return
+        i = ol.highlighted if ol.highlighted is not None else -1
+        n = ol.option_count
+        j = i
+        for _ in range(n):  # skip the disabled notes
+            j = min(max(j + (1 if step > 0 else -1), 0), n - 1)
+            if not ol.get_option_at_index(j).disabled:
+                if abs(step) == 1 or j == n - 1 or j == 0 or abs(j - i) >= abs(step):
+                    break
+        if not ol.get_option_at_index(j).disabled:
+            ol.highlighted = j
+
+    def action_clear_filter(self) -> None:
+        f = self.query_one("#filter", Input)
+        if f.value:
+            f.value = ""
+        else:
+            f.focus()

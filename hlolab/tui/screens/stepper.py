@@ -1,0 +1,870 @@
+"""The program stepper: a StableHLO program run op by op, with tracing.
+
+Left, the program text (``SourceView``: the current op's line marked,
+breakpoints in the gutter, the ops of a trace tinted). Right, the current op
+instance: where it ran (function, region, iteration, call stack), its inputs
+and outputs as grids; a tab with the entry arguments and the last trace; a
+tab with the results once the program has returned.
+
+Everything goes through ``hlolab.session.Session`` (the same stepper the CLI
+and the REPL use) and ``Session.sources`` (program provenance): the screen has
+no per-op code. Commands that execute ops run in a thread worker, so a long
+``continue`` never blocks the UI and ``escape`` interrupts it. Errors are
+shown in the screen; the session stays usable (step back, restart, fix inputs).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections import deque
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.text import Text
+from textual import events, on, work
+from textual.actions import SkipAction
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import (
+    Button,
+    Footer,
+    Input,
+    Label,
+    LoadingIndicator,
+    Static,
+    TabbedContent,
+    TabPane,
+    TextArea,
+)
+
+from hlolab.errors import HloLabError
+from hlolab.interp.engine import ARGS_NODE, RETURN_OPS, Def
+from hlolab.render.style import ROLE_COLORS, ROLE_LABELS, ROLE_ORDER, text_color
+from hlolab.session import Session, Stop
+from hlolab.trace.program import Trace
+from hlolab.tui.widgets.grid import TensorGrid
+from hlolab.tui.widgets.source import SourceView
+from hlolab.tui.widgets.values import ValueEntry, ValueList
+
+PASTED = "<pasted>"
+QUEUE_LIMIT = 64  # stepping keys remembered while a command runs
+RUN_CHUNK = 2000  # events per chunk of a continue / run-to (esc is honoured between chunks)
+
+
+def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Run an action or handler so that no exception escapes: hlolab errors are
+    shown as the screen's message, anything else as an error notification."""
+
+    @functools.wraps(method)
+    async def wrapper(self: StepperScreen, *args: Any, **kw: Any) -> Any:
+        try:
+            result = method(self, *args, **kw)
+            if hasattr(result, "__await__"):
+                result = await result
+            return result
+        except SkipAction:
+            raise
+        except HloLabError as e:
+            self.show_message(str(e), error=True)
+        except Exception as e:  # noqa: BLE001 - the app must keep running
+            self.notify(f"internal error: {type(e).__name__}: {e}", severity="error", timeout=10)
+        return None
+
+    return wrapper
+
+
+@dataclass
+class Loaded:
+    """What the open/paste dialog returns: the program text, its path, the parsed session."""
+
+    text: str
+    path: str | None
+    session: Session | None  # None when the dialog was cancelled (text kept as a draft)
+
+
+class _PathInput(Input):
+    """The one-line path box: a multi-line paste (a program) goes to the text box instead."""
+
+    def _on_paste(self, event: events.Paste) -> None:
+        if "\n" in event.text.strip():  # (prevent_default: Input's own handler takes line 1)
+            event.stop()
+            event.prevent_default()
+            area = self.screen.query_one("#dialog-text", TextArea)
+            area.text = event.text
+            area.focus()
+
+
+class ProgramDialog(ModalScreen[Loaded]):
+    """Open an ``.mlir`` path or paste MLIR text (e.g. ``jax.jit(f).lower(x).as_text()``).
+
+    The program is parsed here, so a parse error shows inline (``file:line:col``
+    with the caret) and the text stays in the box to be fixed."""
+
+    DEFAULT_CSS = """
+    ProgramDialog { align: center middle; }
+    ProgramDialog > Vertical { width: 90%; height: 90%; border: thick $primary; background: $surface;
+                               padding: 0 1; }
+    ProgramDialog TextArea { height: 1fr; min-height: 3; }
+    ProgramDialog #dialog-error { color: $error; height: auto; max-height: 8; }
+    ProgramDialog Horizontal { height: auto; }
+    ProgramDialog Button { margin-right: 2; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "cancel"), Binding("ctrl+s", "load", "load")]
+
+    def __init__(self, text: str = "", path: str = ""):
+        super().__init__()
+        self._text = text
+        self._path = path
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Paste MLIR text, e.g. from jax.jit(f).lower(x).as_text():")
+            yield TextArea(self._text, id="dialog-text", show_line_numbers=True)
+            yield Label("…or the path of an .mlir file (used when given):")
+            yield _PathInput(self._path, placeholder="model.mlir", id="dialog-path")
+            yield Static("", id="dialog-error", markup=False)
+            with Horizontal():
+                yield Button("Load (ctrl+s)", variant="primary", id="dialog-load")
+                yield Button("Cancel (esc)", id="dialog-cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#dialog-path" if self._path else "#dialog-text").focus()
+
+    @on(Button.Pressed, "#dialog-load")
+    @on(Input.Submitted, "#dialog-path")
+    def action_load(self) -> None:
+        path = self.query_one("#dialog-path", Input).value.strip()
+        text = self.query_one("#dialog-text", TextArea).text
+        error = self.query_one("#dialog-error", Static)
+        try:
+            if path:
+                p = Path(path).expanduser()
+                session = Session.open(p)
+                self.dismiss(Loaded(p.read_text(), str(p), session))
+            elif text.strip():
+                self.dismiss(Loaded(text, None, Session(text, filename=PASTED)))
+            else:
+                error.update("Give a path or paste a program.")
+        except HloLabError as e:
+            error.update(str(e))
+            loc = e.loc
+            if loc is not None and not path:  # put the text cursor on the error
+                self.query_one("#dialog-text", TextArea).move_cursor((loc.line - 1, loc.col - 1))
+
+    @on(Button.Pressed, "#dialog-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(Loaded(self.query_one("#dialog-text", TextArea).text,
+                            self.query_one("#dialog-path", Input).value, None))
+
+
+class InputsDialog(ModalScreen[bool]):
+    """Bind the entry arguments: ``.npy`` files for the first ones, the rest random from a seed."""
+
+    DEFAULT_CSS = """
+    InputsDialog { align: center middle; }
+    InputsDialog > Vertical { width: 80%; height: auto; border: thick $primary; background: $surface;
+                              padding: 0 1; }
+    InputsDialog #inputs-error { color: $error; height: auto; }
+    InputsDialog Horizontal { height: auto; }
+    InputsDialog Button { margin-right: 2; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+
+    def __init__(self, signature: str, seed: int, files: list[str],
+                 apply: Callable[[int, list[str]], None]):
+        super().__init__()
+        self._signature = signature
+        self._seed = seed
+        self._files = files
+        self._apply = apply
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self._signature, markup=False)
+            yield Label(".npy files for the first arguments (space separated; empty: all random):")
+            yield Input(" ".join(self._files), placeholder="x.npy w.npy", id="inputs-files")
+            yield Label("Seed for the random rest:")
+            yield Input(str(self._seed), id="inputs-seed", type="integer")
+            yield Static("", id="inputs-error", markup=False)
+            with Horizontal():
+                yield Button("Bind", variant="primary", id="inputs-ok")
+                yield Button("Cancel (esc)", id="inputs-cancel")
+
+    @on(Button.Pressed, "#inputs-ok")
+    @on(Input.Submitted)
+    def action_ok(self) -> None:
+        files = self.query_one("#inputs-files", Input).value.split()
+        seed_text = self.query_one("#inputs-seed", Input).value.strip() or "0"
+        try:
+            self._apply(int(seed_text), files)
+        except ValueError:
+            self.query_one("#inputs-error", Static).update(f"the seed must be an integer, got {seed_text!r}")
+            return
+        except HloLabError as e:
+            self.query_one("#inputs-error", Static).update(str(e))
+            return
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#inputs-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+
+class StepperScreen(Screen):
+    """Step a program, look at each op instance's values, trace output elements."""
+
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    DEFAULT_CSS = """
+    StepperScreen #stepper-body { height: 1fr; }
+    StepperScreen #stepper-source { width: 1fr; border: round $primary 50%; }
+    StepperScreen #stepper-source:focus { border: round $primary; }
+    StepperScreen #stepper-side { width: 1fr; }
+    StepperScreen.-narrow #stepper-body { layout: vertical; }
+    StepperScreen.-narrow #stepper-source { height: 1fr; width: 100%; }
+    StepperScreen.-narrow #stepper-side { height: 1fr; width: 100%; }
+    StepperScreen #stepper-op { height: auto; padding: 0 1; background: $boost; }
+    StepperScreen #stepper-message { height: auto; max-height: 10; padding: 0 1; display: none; }
+    StepperScreen #stepper-message.-shown { display: block; }
+    StepperScreen #stepper-message.-error { color: $error; background: $error 10%; }
+    StepperScreen #stepper-tabs { height: 1fr; }
+    StepperScreen TabPane { padding: 0; }
+    StepperScreen .stepper-heading { color: $text-muted; text-style: bold; padding: 0 1; }
+    StepperScreen #stepper-trace { padding: 0 1; height: auto; }
+    StepperScreen TensorGrid { max-height: 16; }
+    StepperScreen #stepper-status { height: 1; background: $panel; }
+    StepperScreen #stepper-busy { width: 8; height: 1; display: none; }
+    StepperScreen #stepper-busy.-shown { display: block; }
+    StepperScreen #stepper-status-text { width: 1fr; padding: 0 1; }
+    """
+    BINDINGS = [
+        Binding("n,f10", "step", "step", id="stepper.step"),
+        Binding("s", "step", "step in", show=False, id="stepper.step_in"),
+        Binding("b", "back", "back", id="stepper.back"),
+        Binding("o", "step_over", "over", id="stepper.over"),
+        Binding("f", "finish", "finish", id="stepper.finish"),
+        Binding("c", "run", "cont", id="stepper.continue"),
+        Binding("g", "run_to_cursor", "to line", id="stepper.to_cursor"),
+        Binding("t,f9", "toggle_breakpoint", "break", id="stepper.breakpoint"),
+        Binding("e", "trace", "trace", id="stepper.trace"),
+        Binding("r", "restart", "restart", show=False, id="stepper.restart"),
+        Binding("i", "inputs", "inputs", show=False, id="stepper.inputs"),
+        Binding("ctrl+o", "open", "open", id="stepper.open"),
+        Binding("escape", "escape", "stop/clear", show=False, id="stepper.escape"),
+        Binding("1", "show_tab('tab-op')", "op tab", show=False, id="stepper.tab_op"),
+        Binding("2", "show_tab('tab-trace')", "args & trace tab", show=False, id="stepper.tab_trace"),
+        Binding("3", "show_tab('tab-results')", "results tab", show=False, id="stepper.tab_results"),
+    ]
+
+    def __init__(self, source: str, *, path: str | None = None, seed: int = 0,
+                 inputs: list[np.ndarray] | None = None, name: str | None = None,
+                 id: str | None = None, classes: str | None = None):
+        super().__init__(name=name, id=id, classes=classes)
+        self.source = source
+        self.path = path
+        self.seed = seed
+        self.inputs = list(inputs) if inputs is not None else None
+        self.input_files: list[str] = []
+        self.session: Session | None = None
+        self.load_error: HloLabError | None = None
+        self.trace: Trace | None = None
+        self.trace_lines: set[int] = set()
+        self.last_stop: Stop | None = None
+        self.busy: str | None = None  # the label of the command running in the worker
+        self._draft = ""  # text in the paste dialog that did not load (kept, never lost)
+        self._queue: deque[tuple[str, Callable[[Session], Stop], bool]] = deque()  # keys typed while busy
+        self._busy_chunked = False
+        self._cancel = threading.Event()  # esc during a chunked run
+
+    # --- layout ----------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="stepper-body"):
+            yield SourceView(id="stepper-source")
+            with Vertical(id="stepper-side"):
+                yield Static(id="stepper-op", markup=False)
+                yield Static(id="stepper-message", markup=False)
+                with TabbedContent(id="stepper-tabs"):
+                    with TabPane("Op", id="tab-op"):
+                        with VerticalScroll(id="stepper-op-scroll"):
+                            yield Static("inputs", classes="stepper-heading", id="stepper-inputs-heading")
+                            yield ValueList(id="stepper-inputs")
+                            yield Static("outputs", classes="stepper-heading", id="stepper-outputs-heading")
+                            yield ValueList(id="stepper-outputs")
+                    with TabPane("Args & trace", id="tab-trace"):
+                        with VerticalScroll(id="stepper-trace-scroll"):
+                            yield Static(id="stepper-trace")
+                            yield Static("entry arguments", classes="stepper-heading",
+                                         id="stepper-args-heading")
+                            yield ValueList(id="stepper-args")
+                    with TabPane("Results", id="tab-results"):
+                        with VerticalScroll(id="stepper-results-scroll"):
+                            yield Static("", id="stepper-results-note", markup=False)
+                            yield ValueList(id="stepper-results")
+        with Horizontal(id="stepper-status"):
+            yield LoadingIndicator(id="stepper-busy")
+            yield Static(id="stepper-status-text", markup=False)
+        yield Footer()
+
+    @_guarded
+    async def on_mount(self) -> None:
+        await self.load(self.source, self.path, inputs=self.inputs)
+        self.query_one(SourceView).focus()
+
+    # --- loading -----------------------------------------------------------------
+    @property
+    def filename(self) -> str:
+        return self.path or PASTED
+
+    async def load(self, text: str, path: str | None, session: Session | None = None,
+                   inputs: list[np.ndarray] | None = None) -> None:
+        """Show ``text`` and start a session on it (parsed here unless given).
+        A parse or binding error is shown with its location; the text stays."""
+        self.source, self.path = text, path
+        self.session, self.load_error, self.last_stop = None, None, None
+        self.trace, self.trace_lines = None, set()
+        source = self.query_one(SourceView)
+        source.set_text(text)
+        self.sub_title = self.filename
+        source.border_title = Path(self.filename).name if path else self.filename
+        try:
+            s = session if session is not None else Session(text, filename=self.filename)
+            source.set_op_lines({op.loc.line for op in s.module.walk()
+                                 if op.loc is not None and op.name not in RETURN_OPS})
+            self.session = s
+            self._bind(self.seed, self.input_files, inputs)
+        except HloLabError as e:
+            self.load_error = e
+            if e.loc is not None and (e.loc.file == self.filename):
+                source.error_line = e.loc.line
+            self.show_message(str(e) + "\n(ctrl+o: open or paste a fixed program; the text is kept)",
+                              error=True)
+        else:
+            self.show_message("")
+        await self.refresh_state()
+
+    def _bind(self, seed: int, files: list[str], arrays: list[np.ndarray] | None = None) -> None:
+        """Bind the entry arguments (arrays, then files, the rest random from ``seed``)."""
+        assert self.session is not None
+        self.session.bind(arrays, seed=seed, files=files)
+        self.seed, self.input_files = seed, list(files)
+        self.inputs = arrays
+        self.trace, self.trace_lines = None, set()
+        self.last_stop = None
+
+    def describe_inputs(self) -> str:
+        if self.session is None:
+            return ""
+        given = len(self.inputs or []) + len(self.input_files)
+        n = len(self.session.func.args)
+        if n == 0:
+            return "no inputs"
+        parts = []
+        if self.inputs:
+            parts.append(f"{len(self.inputs)} given")
+        if self.input_files:
+            parts.append(", ".join(Path(f).name for f in self.input_files))
+        if given < n:
+            parts.append(f"random seed {self.seed}")
+        return "inputs: " + " + ".join(parts)
+
+    # --- showing state ---------------------------------------------------------------
+    def show_message(self, text: str, error: bool = False) -> None:
+        """The line(s) under the op header: why stepping stopped, or an error in full."""
+        msg = self.query_one("#stepper-message", Static)
+        msg.update(text)
+        msg.set_class(bool(text), "-shown")
+        msg.set_class(error, "-error")
+
+    async def refresh_state(self) -> None:
+        """Redraw everything from the session: marks, op header, value grids, status."""
+        source = self.query_one(SourceView)
+        s = self.session
+        ev = s.current if s is not None else None
+        source.current_line = ev.op.loc.line if ev is not None and ev.op.loc is not None else None
+        if s is not None:
+            source.set_breakpoints({int(b.value) for b in s.breakpoints if b.kind == "line"})
+            err = s.error if s.finished else None
+            source.error_line = err.loc.line if err is not None and err.loc is not None \
+                and err.loc.file == self.filename else None
+        source.set_trace_lines(self.trace_lines)
+        self.query_one("#stepper-op", Static).update(self._op_header())
+        await self._show_values()
+        self._show_status()
+
+    def _op_header(self) -> str:
+        s = self.session
+        if s is None:
+            return "no program loaded"
+        ev = s.current
+        if ev is None:
+            return f"@{s.func.name}: before the first op · n steps, c runs"
+        names = ", ".join(v.name for v in ev.op.results)
+        line = f"  line {ev.op.loc.line}" if ev.op.loc else ""
+        head = f"#{ev.id}  {names + ' = ' if names else ''}{ev.op.name}{line}"
+        # outermost first: "@main: %i, %y = stablehlo.while line 4, region 1, iteration 2 › @main"
+        where = [entry.describe() for entry in s.call_stack()] + [f"@{ev.frame.func}"]
+        return head + "\n" + " › ".join(where)
+
+    async def _show_values(self) -> None:
+        s = self.session
+        ev = s.current if s is not None else None
+        ins: list[ValueEntry] = []
+        outs: list[ValueEntry] = []
+        if ev is not None:
+            for i, x in enumerate(ev.inputs):
+                v = ev.op.operands[i] if i < len(ev.op.operands) else None
+                title = f"{v.name} : {v.type}" if v is not None else f"captured value #{i}"
+                ins.append(ValueEntry(("in", i), title, x))
+            for k, x in enumerate(ev.outputs):
+                r = ev.op.results[k] if k < len(ev.op.results) else None
+                outs.append(ValueEntry(("out", k), f"{r.name} : {r.type}" if r else f"#{k}", x))
+        self.query_one("#stepper-inputs-heading", Static).update(
+            f"inputs ({len(ins)})" if ins else "inputs: none" if ev is not None else
+            "before the first op · n steps · the entry arguments are on tab 2")
+        self.query_one("#stepper-outputs-heading", Static).update(
+            (f"outputs ({len(outs)}) · enter/e on an element traces it" if outs else "outputs: none")
+            if ev is not None else "")
+        await self.query_one("#stepper-inputs", ValueList).set_entries(ins)
+        await self.query_one("#stepper-outputs", ValueList).set_entries(outs)
+        # entry arguments, highlighted by the trace
+        args: list[ValueEntry] = []
+        if s is not None and s.args is not None:
+            args = [ValueEntry(("arg", i), f"{a.name} : {a.type}", x)
+                    for i, (a, x) in enumerate(zip(s.func.args, s.args))]
+        await self.query_one("#stepper-args", ValueList).set_entries(args)
+        self._show_trace()
+        # results
+        results: list[ValueEntry] = []
+        note = "not returned yet · c runs to the end"
+        if s is not None and s.results is not None:
+            note = f"@{s.func.name} returned {len(s.results)} value{'s' if len(s.results) != 1 else ''}" \
+                   " · enter/e on an element traces it"
+            results = [ValueEntry(("result", k), f"result #{k} : {t}", x)
+                       for k, (x, t) in enumerate(zip(s.results, s.func.result_types))]
+        elif s is not None and s.error is not None:
+            note = "the program failed: " + s.error.short()
+        self.query_one("#stepper-results-note", Static).update(note)
+        await self.query_one("#stepper-results", ValueList).set_entries(results)
+        self._apply_highlights()
+
+    def _apply_highlights(self) -> None:
+        """Colour the grids by the current trace: argument elements by role, the traced
+        element wherever its value is on screen (role ``result``)."""
+        t = self.trace
+        for lst in self.query(ValueList):
+            for key, _ in lst.grids():
+                d = self._def_of(key)
+                if t is None:
+                    lst.mark(key, None, dict)
+                elif lst.id == "stepper-args":
+                    lst.mark(key, ("args", id(t)), functools.partial(_highlights, t, d, t.query, t.index))
+                elif d == t.query:
+                    lst.mark(key, ("result", id(t)), lambda t=t: {t.index: "result"})
+                else:
+                    lst.mark(key, None, dict)
+
+    def _show_trace(self) -> None:
+        text = self.query_one("#stepper-trace", Static)
+        if self.trace is None or self.session is None:
+            text.update(Text("No trace: on an output element, press enter or e to trace it back "
+                             "through the program.", style="italic"))
+            return
+        from hlolab.cli import format_trace
+
+        t = self.trace
+        roles = sorted({g.role for g in t.groups}, key=lambda r: ROLE_ORDER.index(r)
+                       if r in ROLE_ORDER else len(ROLE_ORDER))
+        legend = Text("roles: ")
+        for r in ["result", *roles]:
+            fill = ROLE_COLORS.get(r, ROLE_COLORS["copy"])
+            legend.append(f" {ROLE_LABELS.get(r, r)} ", style=f"{text_color(fill)} on {fill}")
+            legend.append(" ")
+        lines = sorted(self.trace_lines)
+        body = Text(format_trace(self.session, t))
+        text.update(Text("\n").join([legend, Text(f"ops on the path: lines {_ranges(lines)}"), body]))
+
+    def _show_status(self) -> None:
+        s = self.session
+        parts = [self.filename]
+        if s is not None:
+            parts.append(f"@{s.func.name}")
+            parts.append(self.describe_inputs())
+            parts.append(f"op {s.cursor}/{len(s.history)}" + (" (end)" if s.finished else ""))
+            if s.breakpoints:
+                parts.append(f"{len(s.breakpoints)} breakpoint{'s' if len(s.breakpoints) != 1 else ''}")
+        if self.busy:
+            n = len(s.history) if s is not None else 0
+            parts.append(f"{self.busy}… {n} ops · esc interrupts")
+        self.query_one("#stepper-status-text", Static).update(" · ".join(p for p in parts if p))
+        self.query_one("#stepper-busy").set_class(self.busy is not None, "-shown")
+
+    # --- running commands ---------------------------------------------------------------
+    def _command(self, label: str, fn: Callable[[Session], Stop], chunked: bool = False) -> None:
+        """Run a session command in a worker thread (one at a time)."""
+        if self.session is None:
+            self.show_message(str(self.load_error or "no program loaded") +
+                              "\n(ctrl+o: open or paste a program)", error=True)
+            return
+        if self.busy is not None:  # keys typed ahead run in order (esc drops them)
+            if len(self._queue) < QUEUE_LIMIT:
+                self._queue.append((label, fn, chunked))
+            return
+        self.busy = label
+        self._busy_chunked = chunked
+        self._cancel.clear()
+        self._show_status()
+        self._ticker = self.set_interval(0.25, self._show_status)
+        self._run_worker(label, fn)
+
+    @work(thread=True, group="stepper", exit_on_error=False)
+    def _run_worker(self, label: str, fn: Callable[[Session], Stop]) -> None:
+        stop: Stop | None = None
+        error: BaseException | None = None
+        try:
+            assert self.session is not None
+            stop = fn(self.session)
+        except Exception as e:  # noqa: BLE001 - shown to the user, the worker never dies silently
+            error = e
+        self.app.call_from_thread(self._command_done, label, stop, error)
+
+    @_guarded
+    async def _command_done(self, label: str, stop: Stop | None, error: BaseException | None) -> None:
+        self.busy = None
+        self._ticker.stop()
+        if error is not None:
+            if isinstance(error, HloLabError):
+                self.show_message(str(error), error=True)
+            else:
+                self.notify(f"internal error: {type(error).__name__}: {error}", severity="error",
+                            timeout=10)
+        elif stop is not None:
+            self.last_stop = stop
+            self._report_stop(stop)
+        if error is not None or stop is None or stop.reason not in ("step", "start"):
+            self._queue.clear()  # an error, a breakpoint or the end: do not run past it
+        await self.refresh_state()
+        if stop is not None and stop.reason == "end":
+            self.show_tab("tab-results")
+        if self._queue and self.busy is None:
+            self._command(*self._queue.popleft())
+
+    def action_show_tab(self, tab_id: str) -> None:
+        self.show_tab(tab_id)
+
+    def show_tab(self, tab_id: str) -> None:
+        """Switch the value tabs; focus in a pane being hidden goes to the source view
+        (TabbedContent would otherwise switch back to the pane holding the focus)."""
+        tabs = self.query_one(TabbedContent)
+        focused = self.focused
+        if focused is not None and tabs in focused.ancestors and \
+                not any(a.id == tab_id for a in focused.ancestors):
+            self.set_focus(self.query_one(SourceView))  # now, not deferred like Widget.focus
+        tabs.active = tab_id
+
+    def _report_stop(self, stop: Stop) -> None:
+        s = self.session
+        assert s is not None
+        if stop.reason == "error" and stop.error is not None:
+            self.show_message(f"{stop.error}\n(the run stopped here: b steps back, r restarts)", error=True)
+        elif stop.reason == "end":
+            self.show_message(f"@{s.func.name} returned: see Results")
+        elif stop.reason == "breakpoint":
+            self.show_message(f"breakpoint ({stop.breakpoint})")
+        elif stop.reason == "budget":
+            self.show_message(f"paused after {s.run_budget:,} ops (run budget) · c goes on")
+        elif stop.reason == "interrupted" and s.finished:
+            self.show_message("interrupted inside an op: this run cannot go on · b steps back through "
+                              "the history, r restarts", error=True)
+        elif stop.reason == "interrupted":
+            self.show_message("interrupted · c goes on")
+        elif stop.reason == "start":
+            self.show_message("at the start")
+        else:
+            self.show_message("")
+
+    # --- actions ----------------------------------------------------------------------------
+    @_guarded
+    def action_step(self) -> None:
+        """One op instance forward, into while/if/case/call bodies."""
+        self._command("stepping", lambda s: s.step())
+
+    @_guarded
+    def action_back(self) -> None:
+        self._command("stepping back", lambda s: s.step_back())
+
+    @_guarded
+    def action_step_over(self) -> None:
+        self._command("stepping over", lambda s: s.step_over())
+
+    @_guarded
+    def action_finish(self) -> None:
+        self._command("finishing", lambda s: s.finish())
+
+    @_guarded
+    def action_run(self) -> None:
+        """Continue to a breakpoint or the end (in chunks, so esc stops it cleanly)."""
+        self._command("running", self._chunked(lambda s, n: s.run(max_steps=n)), chunked=True)
+
+    @_guarded
+    def action_run_to_cursor(self) -> None:
+        line = self.query_one(SourceView).cursor_line
+        if not self._has_op(line):
+            self.notify(f"no op starts on line {line}", severity="warning")
+            return
+        self._command(f"running to line {line}",
+                      self._chunked(lambda s, n: s.run_to(line=line, max_steps=n)), chunked=True)
+
+    def _chunked(self, call: Callable[[Session, int], Stop]) -> Callable[[Session], Stop]:
+        """A long run as a loop of short ones, checking for esc between them. (Session.interrupt
+        can also stop the interpreter mid-op, which ends the run for good; between chunks
+        the run can go on.) The session's run budget still applies to the whole."""
+
+        def run(s: Session) -> Stop:
+            done = 0
+            while True:
+                n = min(RUN_CHUNK, s.run_budget - done)
+                stop = call(s, n)
+                done += n
+                if stop.reason != "budget" or done >= s.run_budget:
+                    return stop
+                if self._cancel.is_set():
+                    return Stop("interrupted", s.current)
+
+        return run
+
+    @_guarded
+    async def action_restart(self) -> None:
+        if self.busy is not None or self.session is None:
+            self.notify("busy: esc interrupts" if self.busy else "no program loaded", severity="warning")
+            return
+        self.session.restart()
+        self.trace, self.trace_lines, self.last_stop = None, set(), None
+        self.show_message("restarted (breakpoints kept)")
+        await self.refresh_state()
+
+    @_guarded
+    async def action_toggle_breakpoint(self, line: int | None = None) -> None:
+        await self._toggle_breakpoint(self.query_one(SourceView).cursor_line if line is None else line)
+
+    async def _toggle_breakpoint(self, line: int) -> None:
+        s = self.session
+        if s is None:
+            self.notify("no program loaded", severity="warning")
+            return
+        if not self._has_op(line):
+            self.notify(f"no op starts on line {line}", severity="warning")
+            return
+        bp = next((b for b in s.breakpoints if b.kind == "line" and int(b.value) == line), None)
+        if bp is not None:
+            s.remove_breakpoint(bp)
+        else:
+            s.add_breakpoint("line", line)
+        self.query_one(SourceView).set_breakpoints({int(b.value) for b in s.breakpoints if b.kind == "line"})
+        self._show_status()
+
+    def _has_op(self, line: int) -> bool:
+        return line in self.query_one(SourceView).op_lines
+
+    @_guarded
+    def action_escape(self) -> None:
+        if self.busy is not None and self.session is not None:
+            self._queue.clear()
+            if self._busy_chunked and not self._cancel.is_set():  # stops at its next chunk
+                self._cancel.set()
+                self.notify("stopping… (esc again forces it inside the current op)", timeout=3)
+            else:
+                self.session.interrupt()
+            return
+        if self.trace is not None:
+            self.clear_trace()
+            return
+        raise SkipAction()
+
+    def clear_trace(self) -> None:
+        self.trace, self.trace_lines = None, set()
+        self.query_one(SourceView).set_trace_lines(set())
+        self._apply_highlights()
+        self._show_trace()
+
+    # --- tracing ------------------------------------------------------------------------------
+    @_guarded
+    def action_trace(self) -> None:
+        """Trace the element under the cursor of the focused grid (else the first output)."""
+        focused = self.focused
+        grid: TensorGrid | None = focused if isinstance(focused, TensorGrid) else None
+        if grid is None:  # the first result on the Results tab, else the first output
+            lists = ["#stepper-outputs"]
+            if self.query_one(TabbedContent).active == "tab-results":
+                lists.insert(0, "#stepper-results")
+            found = [g for sel in lists for _, g in self.query_one(sel, ValueList).grids()]
+            grid = found[0] if found else None
+        if grid is None:
+            self.notify("no output to trace: step to an op first", severity="warning")
+            return
+        self.trace_grid(grid, tuple(grid.cursor))
+
+    @on(TensorGrid.Activated)
+    @_guarded
+    def on_grid_activated(self, message: TensorGrid.Activated) -> None:
+        self.trace_grid(message.grid, tuple(message.index))
+
+    def trace_grid(self, grid: TensorGrid, index: tuple[int, ...]) -> None:
+        """Trace ``index`` of the value a grid shows back through the program."""
+        key: Hashable | None = None
+        for lst in self.query(ValueList):
+            key = lst.key_of(grid)
+            if key is not None:
+                break
+        d = self._def_of(key)
+        if d is None:
+            self.notify("this value cannot be traced", severity="warning")
+            return
+        self.trace_element(d, index)
+
+    def _def_of(self, key: Hashable | None) -> Def | None:
+        s = self.session
+        if s is None or not isinstance(key, tuple):
+            return None
+        kind, k = key
+        ev = s.current
+        if kind == "out" and ev is not None:
+            return (ev.id, k)
+        if kind == "in" and ev is not None and k < len(ev.operand_defs):
+            return ev.operand_defs[k]
+        if kind == "arg":
+            return (ARGS_NODE, k)
+        if kind == "result":
+            defs = s.result_defs()
+            return defs[k] if k < len(defs) else None
+        return None
+
+    def trace_element(self, d: Def, index: tuple[int, ...]) -> None:
+        """Trace value ``d`` at ``index`` (in a worker: a long program takes a moment)."""
+        if self.busy is not None or self.session is None:
+            self.notify("busy: esc interrupts" if self.busy else "no program loaded", severity="warning")
+            return
+        self.busy = "tracing"
+        self._show_status()
+        self._ticker = self.set_interval(0.25, self._show_status)
+        self._trace_worker(d, index)
+
+    @work(thread=True, group="stepper", exit_on_error=False)
+    def _trace_worker(self, d: Def, index: tuple[int, ...]) -> None:
+        trace: Trace | None = None
+        error: BaseException | None = None
+        try:
+            assert self.session is not None
+            trace = self.session.sources(d, index)
+        except Exception as e:  # noqa: BLE001 - shown to the user
+            error = e
+        self.app.call_from_thread(self._trace_done, d, index, trace, error)
+
+    @_guarded
+    async def _trace_done(self, d: Def, index: tuple[int, ...], trace: Trace | None,
+                          error: BaseException | None) -> None:
+        self.busy = None
+        self._ticker.stop()
+        if error is not None or trace is None:
+            await self._command_done("tracing", None, error)
+            return
+        self.trace = trace
+        self.trace_lines = trace_lines(self.session, trace)
+        where = f"[{', '.join(map(str, trace.index))}]" if trace.index else ""
+        n = trace.count()
+        self.show_message(f"traced {trace.label}{where}: {n} source element{'s' if n != 1 else ''} · "
+                          "esc clears · 1/2/3 switch tabs")
+        await self.refresh_state()
+        for key, grid in self.query_one("#stepper-args", ValueList).grids():
+            mask = trace.mask(value=self._def_of(key))
+            if mask is not None and mask.any():  # show a slice that holds sources
+                grid.move_cursor(tuple(int(i) for i in np.argwhere(mask)[0]))
+        self.show_tab("tab-trace")
+
+    # --- dialogs ------------------------------------------------------------------------------
+    @_guarded
+    def action_open(self) -> None:
+        if self.busy is not None:
+            self.notify("busy: esc interrupts", severity="warning")
+            return
+        text = self._draft or (self.source if self.load_error is not None else "")
+        path = self.path if self.load_error is not None and self.path else ""
+        self.app.push_screen(ProgramDialog(text, path or ""), self._opened)
+
+    @_guarded
+    async def _opened(self, result: Loaded | None) -> None:
+        if result is None:
+            return
+        if result.session is None:
+            self._draft = result.text
+            return
+        self._draft = ""
+        self.input_files = []
+        await self.load(result.text, result.path, result.session)
+
+    @_guarded
+    def action_inputs(self) -> None:
+        s = self.session
+        if self.busy is not None or s is None:
+            self.notify("busy: esc interrupts" if self.busy else "no program loaded", severity="warning")
+            return
+        sig = f"@{s.func.name}(" + ", ".join(f"{a.name}: {a.type}" for a in s.func.args) + ")"
+        self.app.push_screen(InputsDialog(sig, self.seed, self.input_files,
+                                          lambda seed, files: self._bind(seed, files)), self._bound)
+
+    @_guarded
+    async def _bound(self, changed: bool | None) -> None:
+        if changed:
+            self.show_message(self.describe_inputs() + " · restarted")
+            await self.refresh_state()
+
+    # --- source view events -------------------------------------------------------------------
+    @on(SourceView.GutterClicked)
+    @_guarded
+    async def on_gutter_clicked(self, message: SourceView.GutterClicked) -> None:
+        await self._toggle_breakpoint(message.line)
+
+
+def trace_lines(session: Session | None, trace: Trace) -> set[int]:
+    """Source lines of the op instances on the trace's paths, of the traced value's op, and
+    of the constants (values made from nothing) among the sources."""
+    lines = {h.line for g in trace.groups for h in g.path if h.line is not None}
+    if session is not None:
+        for d in {trace.query} | {g.value for g in trace.groups}:
+            if d[0] != ARGS_NODE:
+                op = session.event(d[0]).op
+                if op.loc is not None:
+                    lines.add(op.loc.line)
+    return lines
+
+
+def _highlights(trace: Trace, d: Def | None, query: Def | None = None,
+                index: tuple[int, ...] = ()) -> dict[tuple[int, ...], str]:
+    """``{index: role}`` of the elements of value ``d`` in a trace; where an element has
+    several roles the most specific one (render.style.ROLE_ORDER) wins. When ``d`` is the
+    traced value itself, its element is marked ``result``."""
+    out: dict[tuple[int, ...], str] = {}
+    if d is None:
+        return out
+    groups = [g for g in trace.groups if g.value == d]
+    rank = {r: i for i, r in enumerate(ROLE_ORDER)}
+    for g in sorted(groups, key=lambda g: -rank.get(g.role, len(ROLE_ORDER))):
+        out.update(dict.fromkeys(map(tuple, np.argwhere(g.mask).tolist()), g.role))
+    if d == query:
+        out[index] = "result"
+    return out
+
+
+def _ranges(lines: list[int]) -> str:
+    """``[3, 4, 5, 9]`` -> ``3-5, 9``."""
+    out: list[str] = []
+    for n in lines:
+        if out and out[-1].split("-")[-1] == str(n - 1):
+            out[-1] = f"{out[-1].split('-')[0]}-{n}"
+        else:
+            out.append(str(n))
+    return ", ".join(out) or "none"

@@ -1,0 +1,1 @@
+"""Widgets of the TUI: tensor grid, parameter panel, explain panel."""

@@ -1,0 +1,140 @@
+"""The explain panel and the role legend: rich text drawn from ``Explanation``
+structures and role names only, so every op explains itself here with no TUI code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from hlolab.render.style import ROLE_COLORS, ROLE_LABELS, ROLE_ORDER, text_color
+from hlolab.trace.explain import Explanation, Step, format_explanation, format_value
+
+MAX_CHILDREN = 8
+# dim roles get a colour each, in order of first appearance (Tol "bright", readable on dark and light)
+_DIM_COLORS = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377")
+
+
+def role_swatch(role: str) -> Text:
+    """`` role `` on its role colour."""
+    fill = ROLE_COLORS.get(role, ROLE_COLORS["copy"])
+    return Text(f" {role} ", style=f"{text_color(fill)} on {fill}")
+
+
+def legend_text(roles: Iterable[str]) -> Text:
+    """One swatch and label per role, most specific first."""
+    present = set(roles)
+    order = [r for r in ROLE_ORDER if r in present] + sorted(present - set(ROLE_ORDER))
+    out = Text()
+    for role in order:
+        if out:
+            out.append("  ")
+        out.append_text(role_swatch(role))
+        label = ROLE_LABELS.get(role)
+        if label and label != role:
+            out.append(f" {label}", style="dim")
+    return out
+
+
+def _dim_role_colors(steps: list[Step]) -> dict[str, str]:
+    colors: dict[str, str] = {}
+
+    def walk(s: Step) -> None:
+        for role in (s.dim_roles or {}).values():
+            kind = str(role).split(" ")[0].split("(")[0]
+            if kind not in colors:
+                colors[kind] = _DIM_COLORS[len(colors) % len(_DIM_COLORS)]
+        for c in s.children:
+            walk(c)
+
+    for s in steps:
+        walk(s)
+    return colors
+
+
+def _step_rows(table: Table, step: Step, depth: int, number: str, colors: dict[str, str]) -> None:
+    """One row per step: the number (right-aligned) and the text, so long formulas wrap
+    under their own step instead of at the left edge."""
+    line = Text()
+    line.append(step.name, style="bold")
+    if step.formula:
+        line.append(" = ")
+        line.append(step.formula, style="dim")
+    line.append(" = ")
+    line.append(format_value(step.value), style="bold")
+    if step.before_clamp is not None:
+        line.append(f"  (before clamp: {format_value(step.before_clamp)})", style="italic")
+    if step.dim_roles:
+        line.append("\ndims: ", style="dim")
+        for k, (d, role) in enumerate(step.dim_roles.items()):
+            if k:
+                line.append(", ", style="dim")
+            kind = str(role).split(" ")[0].split("(")[0]
+            line.append(f"{d}: {role}", style=colors.get(kind, ""))
+    table.add_row(Text("  " * depth + number, style="dim"), line)
+    shown = step.children[:MAX_CHILDREN]
+    for child in shown:
+        _step_rows(table, child, depth + 1, "·", colors)
+    hidden = len(step.children) - len(shown)
+    if hidden > 0:
+        table.add_row("", Text(f"… {hidden} more", style="dim"))
+
+
+def explanation_renderable(e: Explanation) -> Group:
+    """The explanation as numbered steps: name, the spec's formula (dim), the value (bold)."""
+    where = ", ".join(str(i) for i in e.index)
+    result = f" #{e.result}" if e.result else ""
+    head = Text()
+    head.append(f"{e.op.removeprefix('stablehlo.')} result{result}[{where}] = ", style="bold")
+    head.append(format_value(e.value), style=f"bold {text_color(ROLE_COLORS['result'])} "
+                                              f"on {ROLE_COLORS['result']}")
+    table = Table.grid(padding=(0, 1))
+    table.add_column(justify="right", no_wrap=True)
+    table.add_column(ratio=1)
+    colors = _dim_role_colors(e.steps)
+    for n, step in enumerate(e.steps, start=1):
+        _step_rows(table, step, 0, f"{n}.", colors)
+    for note in e.notes:
+        table.add_row(Text("note", style="italic dim"), Text(note, style="italic"))
+    return Group(head, table)
+
+
+class ExplainPanel(VerticalScroll):
+    """The derivation of the selected cell (scrolls when long)."""
+
+    DEFAULT_CSS = """
+    ExplainPanel { padding: 0 1; }
+    ExplainPanel > #explain-legend { margin-bottom: 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="explain-legend")
+        yield Static(id="explain-body")
+
+    def show_explanation(self, e: Explanation, roles: Iterable[str] = ()) -> None:
+        self.show(explanation_renderable(e), roles, plain=format_explanation(e, MAX_CHILDREN))
+
+    def show(self, body: RenderableType, roles: Iterable[str] = (), plain: str | None = None) -> None:
+        """Show ``body`` under a legend of ``roles``; ``plain`` is its text form (default: body's)."""
+        legend = legend_text(roles)
+        leg = self.query_one("#explain-legend", Static)
+        leg.update(legend)
+        leg.display = bool(legend)
+        self.query_one("#explain-body", Static).update(body)
+        self._plain = plain if plain is not None else body.plain if isinstance(body, Text) else str(body)
+        self._legend = legend.plain
+
+    @property
+    def text(self) -> str:
+        """The plain text shown (tests, screen readers)."""
+        return getattr(self, "_plain", "")
+
+    @property
+    def legend(self) -> str:
+        return getattr(self, "_legend", "")

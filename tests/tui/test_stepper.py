@@ -1,0 +1,576 @@
+"""The program stepper screen, driven with Pilot: stepping, breakpoints, tracing, errors.
+
+A minimal App pushes the screen, so these tests do not depend on the main app.
+Expected values come from ``hlolab.session.Session`` run independently on the
+same program, never from the screen itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("textual")
+
+from textual.app import App  # noqa: E402
+from textual.widgets import Input, Static, TabbedContent, TextArea  # noqa: E402
+
+from hlolab.session import Session  # noqa: E402
+from hlolab.tui.screens.stepper import InputsDialog, ProgramDialog, StepperScreen  # noqa: E402
+from hlolab.tui.widgets.source import SourceView, highlight_line  # noqa: E402
+from hlolab.tui.widgets.values import ValueList  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "hlolab" / "examples"
+
+# pad (line 3) -> slice (line 4) -> add (line 5): %r = [0, x0, x1] + y
+PAD_SLICE_ADD = "\n".join([
+    "func.func @main(%x: tensor<4xf32>, %y: tensor<3xf32>) -> tensor<3xf32> {",
+    "  %zero = stablehlo.constant dense<0.0> : tensor<f32>",
+    "  %p = stablehlo.pad %x, %zero, low = [2], high = [1], interior = [0]"
+    " : (tensor<4xf32>, tensor<f32>) -> tensor<7xf32>",
+    "  %s = stablehlo.slice %p [1:4] : (tensor<7xf32>) -> tensor<3xf32>",
+    "  %r = stablehlo.add %s, %y : tensor<3xf32>",
+    "  func.return %r : tensor<3xf32>",
+    "}",
+])
+
+WHILE = """\
+func.func @main(%n: tensor<i64>, %x: tensor<8xf32>) -> (tensor<i64>, tensor<8xf32>) {
+  %zero = stablehlo.constant dense<0> : tensor<i64>
+  %one = stablehlo.constant dense<1> : tensor<i64>
+  %i, %y = stablehlo.while(%a = %zero, %v = %x) : tensor<i64>, tensor<8xf32>
+  cond {
+    %c = stablehlo.compare LT, %a, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %a1 = stablehlo.add %a, %one : tensor<i64>
+    %v1 = stablehlo.multiply %v, %v : tensor<8xf32>
+    stablehlo.return %a1, %v1 : tensor<i64>, tensor<8xf32>
+  }
+  %s = stablehlo.reverse %y, dims = [0] : tensor<8xf32>
+  func.return %i, %s : tensor<i64>, tensor<8xf32>
+}
+"""
+
+# the second op cannot run: the session stops with an ExecutionError
+NOT_IMPLEMENTED = """\
+func.func @main(%a: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = stablehlo.add %a, %a : tensor<4xi32>
+  %1 = stablehlo.custom_call @foo(%0) : (tensor<4xi32>) -> tensor<4xi32>
+  return %1 : tensor<4xi32>
+}
+"""
+
+RUNAWAY = """\
+func.func @main() -> tensor<i64> {
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  %z = stablehlo.constant dense<0> : tensor<i64>
+  %one = stablehlo.constant dense<1> : tensor<i64>
+  %r = stablehlo.while(%a = %z) : tensor<i64>
+  cond { stablehlo.return %t : tensor<i1> } do {
+    %a1 = stablehlo.add %a, %one : tensor<i64>
+    stablehlo.return %a1 : tensor<i64>
+  }
+  func.return %r : tensor<i64>
+}
+"""
+
+
+def sync(test):
+    """Run an async Pilot test with asyncio.run (no pytest asyncio plugin needed)."""
+
+    @functools.wraps(test)
+    def wrapper(*args, **kw):
+        asyncio.run(test(*args, **kw))
+
+    return wrapper
+
+
+class StepperApp(App):
+    """Pushes one StepperScreen (what ``hlolab open`` does in the real app)."""
+
+    def __init__(self, source: str, **kw):
+        super().__init__()
+        self._source = source
+        self._kw = kw
+
+    def on_mount(self) -> None:
+        self.push_screen(StepperScreen(self._source, **self._kw))
+
+
+async def settle(pilot) -> StepperScreen:
+    """Wait until no command runs and none is queued; returns the stepper screen."""
+    app = pilot.app
+    await pilot.pause()
+    for _ in range(200):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = stepper(app)
+        if screen.busy is None and not screen._queue:
+            return screen
+    raise AssertionError("the stepper did not settle")
+
+
+def stepper(app: App) -> StepperScreen:
+    for s in app.screen_stack:
+        if isinstance(s, StepperScreen):
+            return s
+    raise AssertionError("no stepper screen")
+
+
+def text_of(screen, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())
+
+
+def reference(text: str, seed: int = 0) -> Session:
+    s = Session(text, filename="<ref>")
+    s.bind(seed=seed)
+    return s
+
+
+# --- stepping ------------------------------------------------------------------------------------
+
+@sync
+async def test_step_forward_and_back_changes_the_current_op():
+    path = EXAMPLES / "conv_maxpool.mlir"
+    app = StepperApp(path.read_text(), path=str(path))
+    ref = reference(path.read_text())
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(pilot)
+        source = screen.query_one(SourceView)
+        assert screen.session.current is None and source.current_line is None
+        await pilot.press("n")
+        screen = await settle(pilot)
+        first = ref.step().event
+        assert screen.session.current.op.name == first.op.name == "stablehlo.convolution"
+        assert source.current_line == first.op.loc.line
+        assert "stablehlo.convolution" in text_of(screen, "#stepper-op")
+        # the op's values are on screen: outputs grid holds the convolution's result
+        out = screen.query_one("#stepper-outputs", ValueList).grids()
+        assert len(out) == 1
+        np.testing.assert_array_equal(out[0][1].value, first.outputs[0])
+        ins = screen.query_one("#stepper-inputs", ValueList).grids()
+        assert [g.value.shape for _, g in ins] == [(1, 8, 8, 1), (3, 3, 1, 2)]
+        await pilot.press("n", "n")  # typed ahead: both run, in order
+        screen = await settle(pilot)
+        ref.step(2)
+        assert screen.session.current.op.name == ref.current.op.name == "stablehlo.broadcast_in_dim"
+        assert source.current_line == ref.current.op.loc.line == 7
+        await pilot.press("b")
+        screen = await settle(pilot)
+        assert screen.session.current.op.name == "stablehlo.constant"
+        assert source.current_line == 6
+        assert "stablehlo.constant" in text_of(screen, "#stepper-op")
+
+
+@sync
+async def test_step_into_while_shows_the_frame_then_step_over_and_finish():
+    app = StepperApp(WHILE, inputs=[np.array(2, np.int64), np.ones(8, np.float32)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("n", "n", "s")  # two constants, then into the while's cond region
+        screen = await settle(pilot)
+        ev = screen.session.current
+        assert ev.op.name == "stablehlo.compare" and screen.query_one(SourceView).current_line == 6
+        header = text_of(screen, "#stepper-op")
+        assert "while line 4" in header and "region 0" in header and "iteration 0" in header
+        await pilot.press("n")  # into the body
+        await pilot.press("o")  # step over stays at the body's depth
+        screen = await settle(pilot)
+        assert screen.session.current.op.name == "stablehlo.multiply"
+        assert screen.query_one(SourceView).current_line == 10
+        await pilot.press("f")  # finish: out of the while
+        screen = await settle(pilot)
+        assert screen.session.current.op.name == "stablehlo.while"
+        assert screen.session.current.frame.depth == 0
+        assert "region" not in text_of(screen, "#stepper-op")
+
+
+@sync
+async def test_breakpoint_on_cursor_line_then_continue_stops_there():
+    path = EXAMPLES / "mlp_step.mlir"
+    text = path.read_text()
+    ref = reference(text)
+    add_line = next(op.loc.line for op in ref.module.walk() if op.name == "stablehlo.add")
+    app = StepperApp(text, path=str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(pilot)
+        source = screen.query_one(SourceView)
+        await pilot.press(*["down"] * (add_line - 1))
+        assert source.cursor_line == add_line
+        await pilot.press("t")
+        assert source.breakpoints == {add_line}
+        assert [(b.kind, b.value) for b in screen.session.breakpoints] == [("line", add_line)]
+        await pilot.press("c")
+        screen = await settle(pilot)
+        assert screen.session.current.op.name == "stablehlo.add"
+        assert source.current_line == add_line and not screen.session.finished
+        assert "breakpoint" in text_of(screen, "#stepper-message")
+        # toggling again removes it; a line without an op gets none
+        await pilot.press("t")
+        assert source.breakpoints == frozenset() and screen.session.breakpoints == []
+        await pilot.press("home", "t")
+        assert source.breakpoints == frozenset()
+
+
+@sync
+async def test_gutter_click_toggles_a_breakpoint():
+    app = StepperApp(PAD_SLICE_ADD)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(pilot)
+        source = screen.query_one(SourceView)
+        await pilot.click(SourceView, offset=(2, 4))  # border row 0, then line 4 (the slice)
+        assert source.breakpoints == {4}
+        await pilot.click(SourceView, offset=(2, 4))
+        assert source.breakpoints == frozenset()
+
+
+@sync
+async def test_run_to_cursor_line():
+    app = StepperApp(PAD_SLICE_ADD)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(pilot)
+        await pilot.press("down", "down", "down", "g")  # line 4: the slice
+        screen = await settle(pilot)
+        assert screen.session.current.op.name == "stablehlo.slice"
+        assert screen.query_one(SourceView).current_line == 4
+
+
+@sync
+async def test_continue_to_the_end_shows_the_results():
+    path = EXAMPLES / "conv_maxpool.mlir"
+    ref = reference(path.read_text())
+    ref.run()
+    app = StepperApp(path.read_text(), path=str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        screen = await settle(pilot)
+        assert screen.session.finished
+        assert screen.query_one(TabbedContent).active == "tab-results"
+        grids = screen.query_one("#stepper-results", ValueList).grids()
+        assert len(grids) == len(ref.results) == 1
+        np.testing.assert_array_equal(grids[0][1].value, ref.results[0])
+        assert "returned" in text_of(screen, "#stepper-message")
+        # restart goes back to before the first op, the results are gone
+        await pilot.press("r")
+        screen = await settle(pilot)
+        assert screen.session.current is None and screen.query_one(SourceView).current_line is None
+        assert screen.query_one("#stepper-results", ValueList).grids() == []
+
+
+# --- tracing ------------------------------------------------------------------------------------------
+
+def expected_trace(text: str, index: tuple[int, ...], result: int = 0) -> tuple[set[int], dict[int, dict]]:
+    """Lines of the ops on the paths and {arg: {index: role}} of a result element, from a
+    reference session (program provenance API)."""
+    s = reference(text)
+    s.run()
+    tr = s.sources(s.result_defs()[result], index)
+    lines = {h.line for g in tr.groups for h in g.path}
+    for d in {tr.query} | {g.value for g in tr.groups if g.value[0] != 0}:  # the op, constants
+        lines.add(s.event(d[0]).op.loc.line)
+    args: dict[int, dict] = {i: {} for i in range(len(s.func.args))}
+    for g in tr.groups:
+        if g.value[0] == 0:
+            for ix in np.argwhere(g.mask):
+                args[g.value[1]][tuple(int(i) for i in ix)] = g.role
+    return lines, args
+
+
+@pytest.mark.parametrize("index, lines, x_cells, y_cells", [
+    ((2,), {3, 4, 5}, {(1,): "copy"}, {(2,): "combine"}),  # r[2] = p[3] + y[2] = x[1] + y[2]
+    ((0,), {2, 3, 4, 5}, {}, {(0,): "combine"}),  # r[0] = %zero (line 2) + y[0]: no element of %x
+])
+@sync
+async def test_trace_a_result_element_marks_lines_and_argument_elements(index, lines, x_cells, y_cells):
+    want_lines, want_args = expected_trace(PAD_SLICE_ADD, index)
+    assert want_lines == lines and want_args == {0: x_cells, 1: y_cells}  # the hand-derived answer
+    app = StepperApp(PAD_SLICE_ADD)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        screen = await settle(pilot)
+        (_, grid), = screen.query_one("#stepper-results", ValueList).grids()
+        grid.focus()
+        grid.move_cursor(index)
+        await pilot.press("enter")
+        screen = await settle(pilot)
+        assert screen.query_one(SourceView).trace_lines == lines
+        args = dict(screen.query_one("#stepper-args", ValueList).grids())
+        assert args[("arg", 0)].highlights == x_cells
+        assert args[("arg", 1)].highlights == y_cells
+        assert grid.highlights == {index: "result"}
+        assert screen.query_one(TabbedContent).active == "tab-trace"
+        summary = text_of(screen, "#stepper-trace")
+        assert f"ops on the path: lines {min(lines)}-5" in summary
+        if x_cells:
+            assert "%x[1]" in summary and "%y[2]" in summary
+        else:
+            assert "pad_value" in summary and "%x" not in summary.split("depends on")[1]
+        # escape clears the trace
+        await pilot.press("escape")
+        assert screen.query_one(SourceView).trace_lines == frozenset()
+        assert args[("arg", 0)].highlights == {} and args[("arg", 1)].highlights == {}
+
+
+@sync
+async def test_trace_key_on_an_intermediate_output():
+    app = StepperApp(PAD_SLICE_ADD)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("n", "n")  # the constant, the pad
+        screen = await settle(pilot)
+        assert screen.session.current.op.name == "stablehlo.pad"
+        (_, out), = screen.query_one("#stepper-outputs", ValueList).grids()
+        out.move_cursor((3,))  # p[3] = x[1]
+        await pilot.press("e")  # the source view has focus: e traces the first output's cursor
+        screen = await settle(pilot)
+        assert screen.query_one(SourceView).trace_lines == {3}
+        args = dict(screen.query_one("#stepper-args", ValueList).grids())
+        assert args[("arg", 0)].highlights == {(1,): "copy"}
+        assert args[("arg", 1)].highlights == {}
+
+
+@sync
+async def test_trace_on_the_mlp_marks_argument_boxes():
+    path = EXAMPLES / "mlp_step.mlir"
+    text = path.read_text()
+    want_lines, want_args = expected_trace(text, (1, 2), result=1)  # the logits, %9
+    app = StepperApp(text, path=str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        screen = await settle(pilot)
+        grid = screen.query_one("#stepper-results", ValueList).grid(("result", 1))
+        grid.focus()
+        grid.move_cursor((1, 2))
+        await pilot.press("enter")
+        screen = await settle(pilot)
+        # the trace tab shows, though the focus was on a grid of the results tab
+        assert screen.query_one(TabbedContent).active == "tab-trace"
+        assert screen.query_one(SourceView).trace_lines == want_lines
+        args = dict(screen.query_one("#stepper-args", ValueList).grids())
+        for i, cells in want_args.items():
+            assert args[("arg", i)].highlights == cells
+        # logits[1, 2] reads row 1 of x, all of w1 and b1, column 2 of w2, b2[2]
+        assert set(want_args[0]) == {(1, j) for j in range(8)}
+        assert len(want_args[1]) == 8 * 16 and len(want_args[2]) == 16
+        assert set(want_args[3]) == {(j, 2) for j in range(16)} and set(want_args[4]) == {(2,)}
+        assert want_lines == {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}  # line 9: the relu's zero
+        summary = text_of(screen, "#stepper-trace")
+        assert "%arg0[1, 0:8]" in summary and "%arg3[0:16, 2]" in summary
+
+
+# --- errors and inputs -----------------------------------------------------------------------------------
+
+@sync
+async def test_parse_error_in_pasted_text_shows_line_col_and_keeps_the_text():
+    app = StepperApp(PAD_SLICE_ADD)
+    bad = ("func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+           "  %0 = stablehlo.add %a, %a : tensor<5xf32>\n"
+           "  func.return %0 : tensor<4xf32>\n}")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, ProgramDialog)
+        area = dialog.query_one(TextArea)
+        area.text = bad
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.screen is dialog  # not loaded
+        error = str(dialog.query_one("#dialog-error", Static).render())
+        assert "<pasted>:2:" in error and "error:" in error and "^" in error
+        assert area.text == bad
+        # cancelling keeps the draft: it is there again next time
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, StepperScreen)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        area = app.screen.query_one(TextArea)
+        assert area.text == bad
+        # fix it and load: the stepper now runs the new program
+        area.text = bad.replace("tensor<5xf32>", "tensor<4xf32>")
+        await pilot.press("ctrl+s")
+        screen = await settle(pilot)
+        assert app.screen is screen and screen.filename == "<pasted>"
+        assert screen.query_one(SourceView).lines[1].strip().startswith("%0 = stablehlo.add")
+        await pilot.press("c")
+        screen = await settle(pilot)
+        assert screen.session.finished and screen.session.results[0].shape == (4,)
+
+
+@sync
+async def test_program_with_a_parse_error_opens_with_the_message_and_stays_usable():
+    bad = "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  %0 = stablehlo.add %a %a\n}"
+    app = StepperApp(bad, path="bad.mlir")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(pilot)
+        message = text_of(screen, "#stepper-message")
+        assert "bad.mlir:2:" in message and "^" in message
+        assert screen.query_one(SourceView).error_line == 2
+        await pilot.press("n", "c", "e", "t", "r")  # nothing to run: messages, no crash
+        screen = await settle(pilot)
+        assert screen.session is None and "bad.mlir:2:" in text_of(screen, "#stepper-message")
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert app.screen.query_one(TextArea).text == bad  # the text to fix, not lost
+
+
+@sync
+async def test_execution_error_keeps_the_screen_alive():
+    app = StepperApp(NOT_IMPLEMENTED)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        screen = await settle(pilot)
+        message = text_of(screen, "#stepper-message")
+        assert "custom_call is not implemented" in message and "<pasted>:3:" in message
+        source = screen.query_one(SourceView)
+        assert source.error_line == 3  # the failing op is marked; the cursor stays on the last good one
+        assert screen.session.current.op.name == "stablehlo.add" and source.current_line == 2
+        await pilot.press("n")  # stepping on reports the error again
+        screen = await settle(pilot)
+        assert "not implemented" in text_of(screen, "#stepper-message")
+        assert source.error_line == 3
+        await pilot.press("b")
+        screen = await settle(pilot)
+        assert screen.session.current is None and source.error_line is None
+        await pilot.press("n")
+        screen = await settle(pilot)
+        assert screen.session.current.op.name == "stablehlo.add"
+        assert "not returned" not in text_of(screen, "#stepper-results-note")
+
+
+@sync
+async def test_a_long_run_is_interruptible_and_the_ui_stays_responsive():
+    app = StepperApp(RUNAWAY)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(pilot)
+        await pilot.press("c")
+        for _ in range(10_000):  # wait for the worker to be inside the run (no time limit)
+            await pilot.pause()
+            if screen.session.history:
+                break
+        assert screen.busy == "running"
+        await pilot.press("down")  # the UI still takes keys while the worker runs
+        assert screen.query_one(SourceView).cursor_line == 2
+        await pilot.press("escape")
+        screen = await settle(pilot)
+        assert screen.last_stop.reason == "interrupted" and not screen.session.finished
+        assert "interrupted" in text_of(screen, "#stepper-message")
+        n = screen.session.cursor
+        await pilot.press("n")
+        screen = await settle(pilot)
+        assert screen.session.cursor == n + 1
+
+
+@sync
+async def test_escape_stops_a_finish_inside_a_runaway_loop():
+    app = StepperApp(RUNAWAY)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("n", "n", "n", "n")  # three constants, then the body's add
+        screen = await settle(pilot)
+        assert screen.session.current.frame.depth == 1
+        await pilot.press("f")  # finish the while: never, until esc
+        for _ in range(10_000):
+            await pilot.pause()
+            if len(screen.session.history) > 10:
+                break
+        assert screen.busy == "finishing"
+        await pilot.press("escape")
+        screen = await settle(pilot)
+        assert screen.last_stop.reason == "interrupted"
+        assert "interrupted" in text_of(screen, "#stepper-message")
+        n = screen.session.cursor
+        await pilot.press("b")  # the history is there either way
+        screen = await settle(pilot)
+        assert screen.session.cursor == n - 1
+
+
+@sync
+async def test_inputs_from_npy_files(tmp_path):
+    x = np.arange(4, dtype=np.float32)
+    np.save(tmp_path / "x.npy", x)
+    app = StepperApp(PAD_SLICE_ADD, seed=3)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(pilot)
+        assert "random seed 3" in text_of(screen, "#stepper-status-text")
+        await pilot.press("i")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, InputsDialog)
+        dialog.query_one("#inputs-files", Input).value = str(tmp_path / "missing.npy")
+        await pilot.click("#inputs-ok")
+        await pilot.pause()
+        assert app.screen is dialog and "cannot load input" in str(
+            dialog.query_one("#inputs-error", Static).render())
+        files = dialog.query_one("#inputs-files", Input)
+        files.value = str(tmp_path / "x.npy")
+        files.focus()
+        await pilot.press("enter")
+        screen = await settle(pilot)
+        assert isinstance(app.screen, StepperScreen)
+        np.testing.assert_array_equal(screen.session.args[0], x)
+        ref = Session(PAD_SLICE_ADD)
+        ref_y = ref.bind([x], seed=3)[1]  # the rest still random from seed 3
+        np.testing.assert_array_equal(screen.session.args[1], ref_y)
+        assert "x.npy" in text_of(screen, "#stepper-status-text")
+        await pilot.press("c")
+        screen = await settle(pilot)
+        np.testing.assert_array_equal(screen.session.results[0], np.array([0, 0, 1], np.float32) + ref_y)
+
+
+# --- the source view ---------------------------------------------------------------------------
+
+def test_highlight_line_kinds():
+    line = '    %0 = stablehlo.add %a, %b : tensor<4xf32> // sum'
+    spans = {line[a:b]: kind for a, b, kind in highlight_line(line)}
+    assert spans["%0"] == "value" and spans["stablehlo.add"] == "op"
+    assert spans["tensor"] == "type" and spans["// sum"] == "comment"
+    assert highlight_line("  \x01 weird ` text") is not None  # never raises
+
+
+@sync
+async def test_long_program_scrolls_to_the_current_op():
+    body = "\n".join(f"  %v{i} = stablehlo.add %v{i - 1}, %v{i - 1} : tensor<2xf32>" for i in range(1, 400))
+    text = ("func.func @main(%v0: tensor<2xf32>) -> tensor<2xf32> {\n" + body
+            + "\n  func.return %v399 : tensor<2xf32>\n}\n")
+    app = StepperApp(text)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("end", "g")  # run to the last line holding an op? "end" is the closing brace
+        screen = await settle(pilot)
+        assert screen.session.current is None  # no op on that line: nothing ran
+        await pilot.press("up", "up", "g")  # line 400: %v399
+        screen = await settle(pilot)
+        source = screen.query_one(SourceView)
+        assert source.current_line == 400 and screen.session.current.op.results[0].name == "%v399"
+        assert source.scroll_y <= 399 < source.scroll_y + source.scrollable_content_region.height
+
+
+# --- snapshots -----------------------------------------------------------------------------------
+
+def _snapshot_app() -> StepperApp:
+    path = EXAMPLES / "conv_maxpool.mlir"
+    return StepperApp(path.read_text(), path="conv_maxpool.mlir")
+
+
+async def _two_steps(pilot) -> None:
+    await settle(pilot)
+    await pilot.press("n", "n")
+    await settle(pilot)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_snapshot(snap_compare, size):
+    assert snap_compare(_snapshot_app(), terminal_size=size, run_before=_two_steps)
+
