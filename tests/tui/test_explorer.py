@@ -252,6 +252,27 @@ def test_export_writes_the_file_and_says_where(tmp_path, monkeypatch):
     run(body)
 
 
+def test_gif_export_walks_the_whole_result(tmp_path, monkeypatch):
+    from PIL import Image
+
+    monkeypatch.setattr(ExplorerScreen, "EXPORT_DIR", tmp_path / "out")
+
+    async def body():
+        async with HloLabApp(open_op="gather").run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await pilot.press("x")
+            await pilot.pause()
+            await pilot.press("g")
+            for _ in range(100):  # the export runs in a worker: wait for its notification
+                await settle(pilot)
+                if any("wrote" in str(n.message) for n in pilot.app._notifications):
+                    break
+            path = tmp_path / "out" / "gather.gif"
+            assert Image.open(path).n_frames == 8  # one frame per element of the 2x2x2 result
+
+    run(body)
+
+
 def test_an_unexpected_error_in_a_handler_is_a_notification_not_a_crash(monkeypatch):
     def boom(self, *a, **k):
         raise RuntimeError("kaboom")

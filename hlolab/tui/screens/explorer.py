@@ -593,7 +593,8 @@ class ExplorerScreen(Screen):
         from hlolab.render.export import Target, write
 
         try:
-            path, _ = write(Target(event, [(r, index)], label, ""), fmt, out)
+            # a still shows the cursor's element; an animation walks the whole result
+            path, _ = write(Target(event, [(r, index)], label, "", walk_all=True), fmt, out)
         except HloLabError as e:
             return "error: " + e.message
         except Exception as e:  # noqa: BLE001

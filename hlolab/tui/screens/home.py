@@ -186,7 +186,11 @@ class HomeScreen(Screen):
         ol.clear_options()
         ol.add_options(options)
         ids = [o.id for o in options]
-        target = keep if keep in ids else next((i for i in ids if i and i.startswith("op:")), None)
+        first = text.strip().lower().split()[0] if text.strip() else ""
+        named = [f"op:{e.op}" for e in shown if first and e.short.lower().startswith(first)]
+        # an op whose name starts with what was typed beats one that only mentions it in its doc
+        target = (keep if keep in named else named[0]) if named else \
+            keep if keep in ids else next((i for i in ids if i and i.startswith("op:")), None)
         if target is not None:
             ol.highlighted = ids.index(target)
         self._show_detail()
