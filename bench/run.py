@@ -1,7 +1,8 @@
 """Benchmarks: hlolab ops against the direct numpy equivalent, measured in the same run.
 
     python -m bench.run [--filter NAME] [--repeat N]     (--filter trace: the program trace only;
-                                                         --filter render: the 60-frame GIF)
+                                                         --filter render: the 60-frame GIF;
+                                                         --filter tui: cursor latency, first frame)
 
 Each case times one op evaluation through hlolab (verify + evaluate, no
 parsing) and the plain numpy expression that computes the same values, and
@@ -87,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         from bench.render import report as render_report
 
         render_report()
+    if ns.filter in "tui":
+        from bench.tui import main as tui_report
+
+        print("\ntui: cursor-move-to-repaint latency and time to first frame")
+        tui_report([])
     return 0
 
 

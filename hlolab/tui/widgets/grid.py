@@ -135,29 +135,23 @@ class TensorGrid(ScrollView, can_focus=True):
     cursor: var[tuple[int, ...]] = var((), init=False)
     """The full index of the cursor cell (len == rank; () for rank 0)."""
 
-    class CursorMoved(Message):
+    class _CellMessage(Message):
+        """A message about one cell of ``grid``."""
+
+        def __init__(self, grid: TensorGrid, index: tuple[int, ...]):
+            super().__init__()
+            self.grid = grid
+            self.index = index
+
+        @property
+        def control(self) -> TensorGrid:
+            return self.grid
+
+    class CursorMoved(_CellMessage):
         """The cursor moved to ``index`` (keys, mouse, or ``move_cursor``)."""
 
-        def __init__(self, grid: TensorGrid, index: tuple[int, ...]):
-            super().__init__()
-            self.grid = grid
-            self.index = index
-
-        @property
-        def control(self) -> TensorGrid:
-            return self.grid
-
-    class Activated(Message):
+    class Activated(_CellMessage):
         """Enter or a double click on the cell ``index``."""
-
-        def __init__(self, grid: TensorGrid, index: tuple[int, ...]):
-            super().__init__()
-            self.grid = grid
-            self.index = index
-
-        @property
-        def control(self) -> TensorGrid:
-            return self.grid
 
     def __init__(self, value: np.ndarray | None = None, *, title: str = "", name: str | None = None,
                  id: str | None = None, classes: str | None = None):
