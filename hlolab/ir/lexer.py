@@ -144,6 +144,8 @@ class Lexer:
     def loc(self, offset: int) -> SourceLoc:
         """The file:line:col of ``offset`` (1-based line and column)."""
         offset = max(0, min(offset, len(self.text)))
+        if not self.text[offset:].strip():  # the end of input: point just past the last text
+            offset = len(self.text.rstrip())
         i = bisect.bisect_right(self._line_starts, offset) - 1
         start = self._line_starts[i]
         end = self.text.find("\n", start)

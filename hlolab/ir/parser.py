@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from hlolab.errors import HloLabError, ParseError, SourceLoc, UnsupportedError
+from hlolab.errors import HloLabError, ParseError, SourceLoc, UnsupportedError, VerificationError
 from hlolab.ir import structs, syntax
 from hlolab.ir.attrs import (
     ArrayAttr,
@@ -311,7 +311,7 @@ class Parser:
             return self._element_type(word, t.start)
         if word in ("vector", "memref"):
             raise self.error(f"{word} types are not supported (StableHLO values are tensors)")
-        raise self.error(f"unknown type '{word}'")
+        raise self.error(f"expected a type, got '{word}'")
 
     def _element_type(self, name: str, offset: int) -> ElementType:
         try:
@@ -1211,6 +1211,7 @@ class Parser:
             func.args = [Value(n, t, None, i) for i, (n, t, _, _) in enumerate(args)]
         func.mlir_loc = self.parse_optional_loc()
         func.loc = self.src_loc(start)
+        _check_returns(func)
         return func
 
     def parse_generic_func(self) -> Func:
@@ -1248,7 +1249,22 @@ class Parser:
                 func.body = None
         func.mlir_loc = mlir_loc
         func.loc = self.src_loc(start)
+        _check_returns(func)
         return func
+
+
+def _check_returns(func: Func) -> None:
+    """func.return's operands must have exactly the function's result types (as MLIR checks)."""
+    if func.body is None or not func.body.blocks or not func.body.blocks[-1].ops:
+        return
+    ret = func.body.blocks[-1].ops[-1]
+    if ret.name not in ("func.return", "return"):
+        return
+    got = [v.type for v in ret.operands]
+    if got != list(func.result_types):
+        show = lambda ts: "(" + ", ".join(str(t) for t in ts) + ")"  # noqa: E731
+        raise VerificationError("func.return", None, f"returns {show(got)}, but @{func.name} is declared "
+                                f"to return {show(func.result_types)}", ret.loc)
 
 
 def int_value(text: str) -> int:

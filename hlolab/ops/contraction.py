@@ -1256,3 +1256,102 @@ def _contraction_schemas() -> None:
 
 
 _contraction_schemas()
+
+
+# --- more parameter schemas: dot, dynamic_conv ----------------------------------------------
+
+def _contraction_more_schemas() -> None:
+    from hlolab.ops.examples import (
+        Operand,
+        OpParts,
+        OpSchema,
+        Param,
+        array_i1,
+        array_i64,
+        broadcast_ints,
+        broadcast_pairs,
+        dtype_param,
+        enum_param,
+        guess,
+        int_param,
+        ints_param,
+        register_schema,
+        shape_param,
+        ttype,
+    )
+
+    precisions = ("DEFAULT", "HIGH", "HIGHEST")
+
+    def dot_build(p: dict[str, Any]) -> OpParts:
+        def infer() -> list[TensorType]:
+            lhs, rhs = p["lhs"], p["rhs"]
+            if not lhs or not rhs:
+                raise ValueError("dot takes rank-1 or rank-2 operands")
+            return [ttype([*lhs[:-1], *rhs[1:]], p["dtype"])]
+        prec = f"#stablehlo<precision {p['precision_config']}>"
+        return OpParts([Operand("lhs", ttype(p["lhs"], p["dtype"])),
+                        Operand("rhs", ttype(p["rhs"], p["dtype"]), restart=True)],
+                       guess(infer, p["dtype"]), {"precision_config": f"[{prec}, {prec}]"})
+
+    register_schema(OpSchema("stablehlo.dot", (
+        shape_param("lhs", (2, 3), "the left-hand side: a vector or a matrix"),
+        shape_param("rhs", (3, 2), "the right-hand side: a vector or a matrix"),
+        enum_param("precision_config", precisions, "DEFAULT", "precision of both operands (a hint)"),
+        dtype_param("f32"),
+    ), {"default": {},
+        "vector": {"lhs": (3,), "rhs": (3,), "index": ()}},
+        dot_build, doc="the legacy dot: lhs's last dim contracted with rhs's first"))
+
+    def conv_build(p: dict[str, Any]) -> OpParts:
+        dims, letters = _parse_conv_letters(p["dimension_numbers"])
+        n = len(dims.input_spatial_dimensions)
+        strides = broadcast_ints(p["stride"], n)
+        padding = broadcast_pairs(p["padding"], n)
+        lhs_dil = broadcast_ints(p["lhs_dilation"], n)
+        rhs_dil = broadcast_ints(p["rhs_dilation"], n)
+        reversal = tuple(bool(v) for v in broadcast_ints(p["window_reversal"], n))
+
+        def infer() -> list[TensorType]:
+            cp = ConvParams(strides, None, lhs_dil, rhs_dil, reversal, dims, p["feature_group_count"],
+                            p["batch_group_count"])
+            return [ttype(conv_result_shape(p["lhs"], p["rhs"], cp, padding), p["dtype"])]
+        i, k, o = (", ".join(x) for x in letters)
+        attrs = {"window_strides": array_i64(strides),
+                 "lhs_dilation": array_i64(lhs_dil), "rhs_dilation": array_i64(rhs_dil),
+                 "window_reversal": array_i1(reversal),
+                 "dimension_numbers": f"#stablehlo.conv<[{i}]x[{k}]->[{o}]>",
+                 "feature_group_count": f"{p['feature_group_count']} : i64",
+                 "batch_group_count": f"{p['batch_group_count']} : i64"}
+        # the padding is a value: a [N - 2, 2] tensor operand (its shape is (C4))
+        pad = np.array(padding, dtype=np.int64).reshape(len(padding), 2)
+        return OpParts([Operand("lhs", ttype(p["lhs"], p["dtype"])),
+                        Operand("rhs", ttype(p["rhs"], p["dtype"]), restart=True),
+                        Operand("padding", ttype(pad.shape, p["padding_dtype"]), pad)],
+                       guess(infer, p["dtype"]), attrs)
+
+    register_schema(OpSchema("stablehlo.dynamic_conv", (
+        shape_param("lhs", (1, 4, 4, 1), "the input (layout per dimension_numbers)"),
+        shape_param("rhs", (3, 3, 1, 1), "the kernel (layout per dimension_numbers)"),
+        Param("padding", "pairs", 1, "the padding operand's value: low,high per spatial dim, or one int"),
+        ints_param("stride", (1,), "window_strides: one value for every spatial dim, or one per dim"),
+        ints_param("lhs_dilation", (1,), "base dilation of lhs: holes between input elements"),
+        ints_param("rhs_dilation", (1,), "kernel dilation: holes between kernel elements"),
+        ints_param("window_reversal", (0,), "1 reverses the kernel in that spatial dim"),
+        int_param("feature_group_count", 1, "feature groups (depthwise when = input features)"),
+        int_param("batch_group_count", 1, "batch groups"),
+        Param("dimension_numbers", "text", "b01f,01io->b01f", "input, kernel, output layouts"),
+        dtype_param("f32"),
+        dtype_param("i64", "element type of the padding operand (an integer type)", "padding_dtype"),
+    ), {"default": {},
+        "spec-example": {"lhs": (1, 4, 4, 1), "rhs": (3, 3, 1, 1), "padding": ((1, 1), (1, 1)),
+                         "stride": (4, 4), "lhs_dilation": (2, 2), "rhs_dilation": (1, 1),
+                         "window_reversal": (0, 0), "feature_group_count": 1, "batch_group_count": 1,
+                         "dimension_numbers": "b01f,01io->b01f", "dtype": "i64", "padding_dtype": "i64",
+                         "index": (0, 1, 1, 0),
+                         "inputs": {"lhs": [[[[1], [2], [5], [6]], [[3], [4], [7], [8]],
+                                             [[10], [11], [14], [15]], [[12], [13], [16], [17]]]],
+                                    "rhs": [[[[1]], [[1]], [[1]]]] * 3}}},
+        conv_build, doc="convolution whose padding is an operand's value"))
+
+
+_contraction_more_schemas()

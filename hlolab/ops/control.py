@@ -25,6 +25,17 @@ def _scalar(ctx: OpCall, value: Any, what: str) -> Any:
     return value.item()
 
 
+def _returned(block: Any) -> list[Any] | None:
+    """The types a region's block returns (None when it does not end in a return)."""
+    if not block.ops or block.ops[-1].name not in ("stablehlo.return", "func.return", "return"):
+        return None
+    return [v.type for v in block.ops[-1].operands]
+
+
+def _types(ts: list[Any]) -> str:
+    return "(" + ", ".join(str(t) for t in ts) + ")"
+
+
 def _verify_while(ctx: OpCall) -> None:
     if len(ctx.op.regions) != 2:
         raise ctx.error(None, "expects a cond and a body region")
@@ -36,6 +47,13 @@ def _verify_while(ctx: OpCall) -> None:
     if [a.type for a in body.args] != types:
         raise ctx.error("C2", "body region arguments must have the operand types "
                         f"{[str(t) for t in types]}")
+    cond_out = _returned(cond)
+    if cond_out is not None and [str(t) for t in cond_out] != ["tensor<i1>"]:
+        raise ctx.error("C1", f"cond must return tensor<i1>, returns {_types(cond_out)}")
+    body_out = _returned(body)
+    if body_out is not None and body_out != types:
+        raise ctx.error("C2", f"body must return the operand types {_types(types)}, "
+                        f"returns {_types(body_out)}")
     if ctx.result_types != types:
         raise ctx.error("C3", "result types must equal the operand types")
 
@@ -130,3 +148,133 @@ def after_all(ctx: OpCall, *tokens: Any) -> Any:
 @op("stablehlo.create_token", aliases=("CreateToken",))
 def create_token(ctx: OpCall) -> Any:
     return TOKEN
+
+
+# --- parameter schemas (hlolab.ops.examples) ------------------------------------------------
+# The branches and the loop body read a value ``%x`` defined above the op (a @main argument
+# that is not an operand: OpParts.captures), as the spec's own examples do.
+
+def _constant(name: str, value: int, t: TensorType) -> str:
+    """``%name = constant value`` (a splat of type ``t``) as one line of a region."""
+    from hlolab.ir.dense import format_dense
+
+    body = format_dense(np.full(t.static_shape(), value).astype(t.dtype), t)
+    return f'  %{name} = "stablehlo.constant"() {{value = dense<{body}> : {t}}} : () -> {t}'
+
+
+def _binary(name: str, op_name: str, a: str, b: str, t: TensorType) -> str:
+    return f'  %{name} = "stablehlo.{op_name}"(%{a}, %{b}) : ({t}, {t}) -> {t}'
+
+
+def _return(names: list[str], types: list[TensorType]) -> str:
+    return (f'  "stablehlo.return"({", ".join("%" + n for n in names)}) : '
+            f'({", ".join(str(t) for t in types)}) -> ()')
+
+
+# what an if branch computes from %x: the region's lines and the name it returns
+BRANCHES = ("add_one", "double", "negate", "identity")
+
+
+def _branch(kind: str, prefix: str, t: TensorType) -> str:
+    """A no-argument branch region returning add_one: x + 1, double: x * 2, negate: -x, identity: x."""
+    lines: list[str] = []
+    result = "x"
+    if kind in ("add_one", "double"):
+        lines.append(_constant(f"{prefix}c", 1 if kind == "add_one" else 2, t))
+        lines.append(_binary(f"{prefix}r", "add" if kind == "add_one" else "multiply", "x", f"{prefix}c", t))
+        result = f"{prefix}r"
+    elif kind == "negate":
+        lines.append(f'  %{prefix}r = "stablehlo.negate"(%x) : ({t}) -> {t}')
+        result = f"{prefix}r"
+    return "\n".join([*lines, _return([result], [t])])
+
+
+def _control_schemas() -> None:
+    from hlolab.ops.examples import (
+        Operand,
+        OpParts,
+        OpSchema,
+        bool_param,
+        dtype_param,
+        enum_param,
+        int_param,
+        register_schema,
+        shape_param,
+        ttype,
+    )
+
+    def if_build(p: dict[str, Any]) -> OpParts:
+        t = ttype(p["shape"], p["dtype"])
+        return OpParts([Operand("pred", ttype((), "i1"), np.array(p["pred"]))], [t],
+                       regions=[_branch(p["true_branch"], "t", t), _branch(p["false_branch"], "f", t)],
+                       captures=[Operand("x", t)])
+
+    register_schema(OpSchema("stablehlo.if", (
+        bool_param("pred", True, "the predicate: true runs the true branch, false the false branch"),
+        enum_param("true_branch", BRANCHES, "add_one", "what the true branch returns from %x"),
+        enum_param("false_branch", BRANCHES, "double", "what the false branch returns from %x"),
+        shape_param("shape", (2, 3), "shape of %x and of the result"),
+        dtype_param("f32", "element type of %x and of the result"),
+    ), {"default": {},
+        # the spec's branches return 10 and 11: here %x = 10 and x + 1
+        "spec-example": {"pred": True, "true_branch": "identity", "false_branch": "add_one", "shape": (),
+                         "dtype": "i32", "index": (), "inputs": {"x": 10}}},
+        if_build, doc="run the true or the false branch by a predicate"))
+
+    def case_build(p: dict[str, Any]) -> OpParts:
+        t = ttype(p["shape"], p["dtype"])
+        k = p["num_results"]
+        if k < 1:
+            raise ValueError("the example needs at least one result")
+        regions = []
+        for b in range(p["branches"]):
+            lines = [_constant(f"c{b}", b, t), _binary(f"r{b}", "add", "x", f"c{b}", t),
+                     _return([f"r{b}"] * k, [t] * k)]
+            regions.append("\n".join(lines))
+        return OpParts([Operand("index", ttype((), "i32"), np.array(p["index_value"]))], [t] * k,
+                       regions=regions, captures=[Operand("x", t)])
+
+    register_schema(OpSchema("stablehlo.case", (
+        # not named "index": a preset's "index" is the result element it points at
+        int_param("index_value", 1, "the index operand: the branch run (out of [0, branches): the last)"),
+        int_param("branches", 3, "number of branches; branch k returns x + k"),
+        int_param("num_results", 1, "number of results (each branch returns its value that many times)"),
+        shape_param("shape", (2, 3), "shape of %x and of every result"),
+        dtype_param("f32", "element type of %x and of every result"),
+    ), {"default": {},
+        # the spec's branches return [0, 0] twice and [1, 1] twice: %x = [0, 0], x + 0 and x + 1
+        "spec-example": {"index_value": -1, "branches": 2, "num_results": 2, "shape": (2,), "dtype": "i64",
+                         "index": (1,), "inputs": {"x": [0, 0]}}},
+        case_build, doc="run the branch that index selects"))
+
+    def while_build(p: dict[str, Any]) -> OpParts:
+        t, i = ttype(p["shape"], p["dtype"]), ttype((), "i64")
+        limit = p["start"] + p["trip_count"]
+        cond = "\n".join([
+            f"^bb0(%ci: {i}, %ca: {t}):",
+            _constant("limit", limit, i),
+            f'  %p = "stablehlo.compare"(%ci, %limit) {{comparison_direction = '
+            f"#stablehlo<comparison_direction LT>}} : ({i}, {i}) -> tensor<i1>",
+            _return(["p"], [ttype((), "i1")])])
+        body = "\n".join([
+            f"^bb0(%bi: {i}, %ba: {t}):",
+            _constant("one", 1, i),
+            _binary("next_i", "add", "bi", "one", i),
+            _binary("next_acc", "add", "ba", "x", t),
+            _return(["next_i", "next_acc"], [i, t])])
+        return OpParts([Operand("i", i, np.array(p["start"])), Operand("acc", t)], [i, t],
+                       regions=[cond, body], captures=[Operand("x", t)], index=())
+
+    register_schema(OpSchema("stablehlo.while", (
+        int_param("start", 0, "the counter's initial value"),
+        int_param("trip_count", 3, "iterations: the loop runs while counter < start + trip_count"),
+        shape_param("shape", (2, 3), "shape of the accumulator acc and of %x (acc += x each iteration)"),
+        dtype_param("f32", "element type of acc and %x"),
+    ), {"default": {},
+        # the spec's loop: i from 1 while i < 10, sum += 1
+        "spec-example": {"start": 1, "trip_count": 9, "shape": (), "dtype": "i64",
+                         "inputs": {"acc": 0, "x": 1}}},
+        while_build, doc="a counting loop: acc += x while the counter is below a limit"))
+
+
+_control_schemas()

@@ -403,3 +403,52 @@ def imag(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
                                f"constant(0, {plain_element(ctx.operand_types[0])}), and that "
                                "type has no zero")
     return np.zeros(operand.shape, operand.dtype)
+
+
+# --- parameter schemas (hlolab.ops.examples) ------------------------------------------------
+
+def _conversion_schemas() -> None:
+    from hlolab.ops.examples import (
+        Operand,
+        OpParts,
+        OpSchema,
+        dtype_param,
+        guess,
+        register_schema,
+        shape_param,
+        ttype,
+    )
+
+    def bitcast_shape(shape: tuple[int, ...], src: str, dst: str) -> tuple[int, ...]:
+        """(C1): equal widths keep the shape, a narrower result adds a last dim of
+        b / b', a wider one drops the operand's last dim (which must hold b' / b elements)."""
+        b, b2 = element_type(src).bits, element_type(dst).bits
+        if b2 == b:
+            return shape
+        if b2 < b:
+            if b % b2:
+                raise ValueError(f"{b} bits do not split into {b2}-bit pieces")
+            return (*shape, b // b2)
+        if not shape or shape[-1] * b != b2:
+            raise ValueError(f"the last dim must hold {b2}/{b} elements")
+        return shape[:-1]
+
+    def build(p: dict[str, Any]) -> OpParts:
+        return OpParts([Operand("operand", ttype(p["operand"], p["dtype"]))],
+                       guess(lambda: [ttype(bitcast_shape(p["operand"], p["dtype"], p["result_dtype"]),
+                                            p["result_dtype"])], p["result_dtype"]))
+
+    # the spec's operand: the f64 whose bits are 0x0123456789ABCDEF
+    spec_operand = np.array(0x0123456789ABCDEF, dtype=np.uint64).view(np.float64)
+    register_schema(OpSchema("stablehlo.bitcast_convert", (
+        shape_param("operand", (3,), "shape of the operand (a wider result joins its last dim)"),
+        dtype_param("f32", "element type of the operand"),
+        dtype_param("ui8", "element type of the result: its bits are the operand's", "result_dtype"),
+    ), {"default": {},
+        "spec-example": {"operand": (), "dtype": "f64", "result_dtype": "f16", "index": (0,),
+                         "inputs": {"operand": spec_operand}},
+        "join": {"operand": (2, 4), "dtype": "ui8", "result_dtype": "f32", "index": (1,)}},
+        build, doc="reinterpret the operand's bits as another element type"))
+
+
+_conversion_schemas()

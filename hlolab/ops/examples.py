@@ -17,6 +17,7 @@ one generic schema shared by every element-wise op.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -47,11 +48,21 @@ _FORMS = {
 
 # --- parameters ------------------------------------------------------------------------
 
+INT_LIMIT = 2**28  # an example's integers size or index its tensors: beyond the element budget is a typo
+
+
+def _int(text: str) -> int:
+    v = int(text)
+    if abs(v) > INT_LIMIT:
+        raise ValueError(f"{v} is out of range")
+    return v
+
+
 def _split_ints(text: str) -> tuple[int, ...]:
     body = text.strip().strip("[]()").strip()
     if not body:
         return ()
-    return tuple(int(p) for p in re.split(r"\s*,\s*|\s+", body))
+    return tuple(_int(p) for p in re.split(r"\s*,\s*|\s+", body))
 
 
 @dataclass(frozen=True)
@@ -88,7 +99,7 @@ class Param:
         if k == "shape":
             if t in ("", "scalar", "()", "[]"):
                 return ()
-            dims = tuple(int(p) for p in t.lower().split("x"))
+            dims = tuple(_int(p) for p in t.lower().split("x"))
             if any(d < 0 for d in dims):
                 raise ValueError(t)
             return dims
@@ -96,12 +107,12 @@ class Param:
             element_type(t)  # raises UnsupportedError for unknown names
             return t
         if k == "int":
-            return int(t)
+            return _int(t)
         if k == "ints":
             return _split_ints(t)
         if k == "pairs":
             if ";" not in t and "," not in t and t.lstrip("-").isdigit():
-                return int(t)  # one int: every dim, both sides (the builder broadcasts)
+                return _int(t)  # one int: every dim, both sides (the builder broadcasts)
             if not t:
                 return ()
             pairs = tuple(_split_ints(p) for p in t.split(";"))
@@ -204,6 +215,9 @@ class OpParts:
     attrs: dict[str, str] = field(default_factory=dict)  # name -> generic-form attribute text
     regions: list[str] = field(default_factory=list)  # region bodies ("^bb0(...): ...")
     index: tuple[int, ...] | None = None  # an interesting result element
+    # more ``@main`` arguments, after the operands, that the op's regions read directly
+    # (an if/case branch or a while body may use values defined above the op)
+    captures: list[Operand] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -273,10 +287,16 @@ def _names() -> dict[str, str]:
     from hlolab.ops.registry import all_ops
 
     out: dict[str, str] = {}
-    for name, d in all_ops().items():
-        if name in _SCHEMAS or _elementwise_spec(name, d) is not None:
-            for n in (name, name.split(".", 1)[-1], *d.aliases):
-                out.setdefault(n.lower(), name)
+    ready = [(name, d) for name, d in all_ops().items()
+             if name in _SCHEMAS or _elementwise_spec(name, d) is not None]
+    # an op's own names before any alias: one OpDef registered under two names (dot_general
+    # and dot) shares its aliases, and "dot" must still mean stablehlo.dot
+    for name, _ in ready:
+        for n in (name, name.split(".", 1)[-1]):
+            out.setdefault(n.lower(), name)
+    for name, d in ready:
+        for n in d.aliases:
+            out.setdefault(n.lower(), name)
     return out
 
 
@@ -305,6 +325,15 @@ def array_i1(xs: Sequence[bool]) -> str:
 def dense_pairs(pairs: Sequence[tuple[int, int]]) -> str:
     body = "[" + ", ".join(f"[{int(a)}, {int(b)}]" for a, b in pairs) + "]"
     return f"dense<{body}> : tensor<{len(pairs)}x2xi64>"
+
+
+def float_attr(value: float, et: str = "f32") -> str:
+    """A float attribute in generic form (``0.001 : f32``); ValueError for inf/NaN, which
+    have no decimal spelling."""
+    v = float(value)
+    if not np.isfinite(v):
+        raise ValueError(f"{v} has no decimal float literal")
+    return f"{v!r} : {et}"
 
 
 def int_list(xs: Sequence[int]) -> str:
@@ -385,8 +414,8 @@ def ttype(shape: Sequence[int], et: str) -> TensorType:
 
 
 def module_text(op: str, parts: OpParts) -> str:
-    """``func.func @main(operands...) -> results { one generic op; return }``."""
-    args = ", ".join(f"%{o.name}: {o.type}" for o in parts.operands)
+    """``func.func @main(operands..., captures...) -> results { one generic op; return }``."""
+    args = ", ".join(f"%{o.name}: {o.type}" for o in [*parts.operands, *parts.captures])
     res = [str(t) for t in parts.results]
     rsig = res[0] if len(res) == 1 else "(" + ", ".join(res) + ")"
     head = "%result" if len(res) == 1 else f"%result:{len(res)}"
@@ -458,8 +487,10 @@ def _input(o: Operand, given: Any, fill: str, rng: np.random.Generator, offset: 
 # --- make_example ------------------------------------------------------------------------
 
 def make_example(name: str, preset: str = "default", params: dict[str, str | Any] | None = None,
-                 fill: str = "iota", seed: int = 0) -> OpExample:
-    """Op ``name`` as a verified one-op program: the preset's values overridden by ``params``."""
+                 fill: str = "iota", seed: int = 0, inputs: dict[str, Any] | None = None) -> OpExample:
+    """Op ``name`` as a verified one-op program: the preset's values overridden by ``params``.
+    ``inputs`` (operand name -> values, a scalar broadcasts) overrides the preset's inputs and
+    the fill for those operands (the explorer's custom fill)."""
     schema = schema_for(name)
     if schema is None:
         raise ParamError(f"no parameter schema for op '{name}'; ops with one: " + ", ".join(schema_ops()))
@@ -470,12 +501,17 @@ def make_example(name: str, preset: str = "default", params: dict[str, str | Any
         # a schema's shape formula met values it did not expect: still a clean error
         raise ParamError(f"{schema.op}: these parameters do not make a valid op ({e}): "
                          + ", ".join(f"{k}={schema.param(k).format(v)}" for k, v in values.items())) from None
+    for o in [*parts.operands, *parts.captures]:  # refuse before the fill allocates
+        n = math.prod(int(d) for d in o.type.static_shape())
+        if n > INT_LIMIT:
+            raise ParamError(f"{schema.op}: operand %{o.name} : {o.type} has {n} elements, over the "
+                             f"budget of {INT_LIMIT}")
     text = module_text(schema.op, parts)
     _verify(schema.op, text)
-    given = schema.presets[preset].get("inputs", {})
+    given = {**schema.presets[preset].get("inputs", {}), **(inputs or {})}
     rng = np.random.default_rng(seed)
     inputs, offset = [], 0
-    for o in parts.operands:
+    for o in [*parts.operands, *parts.captures]:
         # iota fills continue counting from operand to operand, so a diagram tells them apart
         inputs.append(_input(o, given.get(o.name), fill, rng, 0 if o.restart else offset))
         offset += int(inputs[-1].size) if given.get(o.name) is None and o.value is None else 0

@@ -646,3 +646,80 @@ def _gather_schema() -> None:
 
 
 _gather_schema()
+
+
+# --- parameter schema of dynamic_gather (hlolab.ops.examples) ------------------------------
+
+def _dynamic_gather_schema() -> None:
+    from hlolab.ops.examples import (
+        Operand,
+        OpParts,
+        OpSchema,
+        bool_param,
+        dtype_param,
+        guess,
+        int_list,
+        int_param,
+        ints_param,
+        register_schema,
+        shape_param,
+        ttype,
+        valid_starts,
+    )
+
+    keys = ("offset_dims", "collapsed_slice_dims", "start_index_map")
+
+    def infer(p: dict[str, Any]) -> list[Any]:
+        dims = GatherDims(p["offset_dims"], p["collapsed_slice_dims"], (), (), p["start_index_map"],
+                          p["index_vector_dim"])
+        si = p["start_indices"]
+        rank = len(si) - (1 if p["index_vector_dim"] < len(si) else 0) + len(p["offset_dims"])
+        shape = expected_result_shape(si, p["slice_sizes"], dims, rank)
+        if shape is None:
+            # slice_sizes is an operand: its length is checked against rank(operand) (C11)
+            # only after the dimension numbers, so keep the rank they give the result
+            offsets = [z for d, z in enumerate(p["slice_sizes"]) if d not in dims.collapsed_slice_dims]
+            offsets = (offsets + [1] * len(dims.offset_dims))[:len(dims.offset_dims)]
+            kept = GatherDims(dims.offset_dims, (), (), (), dims.start_index_map, dims.index_vector_dim)
+            shape = expected_result_shape(si, offsets, kept, rank)
+        if shape is None:
+            raise ValueError("ranks do not combine")
+        return [ttype(shape, p["dtype"])]
+
+    def build(p: dict[str, Any]) -> OpParts:
+        # the spec's dynamic_gather has no batching dims: its dimension numbers name only these
+        dn = ", ".join(f"{k} = {int_list(p[k])}" for k in keys)
+        attrs = {"dimension_numbers": f"#stablehlo.gather<{dn}, index_vector_dim = {p['index_vector_dim']}>",
+                 "indices_are_sorted": "true" if p["indices_are_sorted"] else "false"}
+        starts = valid_starts(p["start_indices"], p["index_vector_dim"], p["start_index_map"],
+                              p["operand"], p["slice_sizes"])
+        sizes = np.array(p["slice_sizes"], dtype=np.int64)
+        return OpParts([Operand("operand", ttype(p["operand"], p["dtype"])),
+                        Operand("start_indices", ttype(p["start_indices"], p["index_dtype"]), starts),
+                        Operand("slice_sizes", ttype(sizes.shape, p["index_dtype"]), sizes)],
+                       guess(lambda: infer(p), p["dtype"]), attrs)
+
+    params = (
+        shape_param("operand", (4, 5), "the tensor slices are gathered from"),
+        shape_param("start_indices", (2, 2), "tensor of start indices; each index vector starts one slice"),
+        ints_param("slice_sizes", (2, 2), "the slice_sizes operand's value: slice size in each operand dim"),
+        ints_param("offset_dims", (1, 2), "dims of the result that index into a slice"),
+        ints_param("collapsed_slice_dims", (), "operand dims of size-1 slices dropped from the result"),
+        ints_param("start_index_map", (0, 1), "operand dim each index vector component starts"),
+        int_param("index_vector_dim", 1, "the dim of start_indices holding the index vectors"),
+        bool_param("indices_are_sorted", False, "the indices are sorted (a promise, unchecked)"),
+        dtype_param("f32", "element type of operand and result"),
+        dtype_param("i64", "element type of start_indices and slice_sizes", "index_dtype"),
+    )
+    spec = {
+        "operand": (3, 4, 2), "start_indices": (2, 3, 2), "slice_sizes": (1, 2, 2), "offset_dims": (2, 3),
+        "collapsed_slice_dims": (0,), "start_index_map": (1, 0), "index_vector_dim": 2, "dtype": "i64",
+        "index_dtype": "i64", "index": (1, 2, 1, 1),
+        "inputs": {"operand": np.arange(1, 25).reshape(3, 4, 2),
+                   "start_indices": [[[0, 0], [1, 0], [2, 1]], [[0, 1], [1, 1], [0, 2]]]},
+    }
+    register_schema(OpSchema("stablehlo.dynamic_gather", params, {"default": {}, "spec-example": spec},
+                             build, doc="gather with slice_sizes given as an operand's value"))
+
+
+_dynamic_gather_schema()

@@ -383,7 +383,8 @@ def _verify_fft(ctx: OpCall) -> None:
         raise ctx.error("C2", f"fft_type = {kind} needs {want}: element_type(operand) = {oe}, "
                         f"element_type(result) = {re}")
     real = operand if kind == "RFFT" else result if kind == "IRFFT" else None
-    if real is not None and not all(dims_fit(x, y) for x, y in zip(real.shape[-n:], lengths, strict=True)):
+    if real is not None and (real.rank < n or not all(
+            dims_fit(x, y) for x, y in zip(real.shape[-n:], lengths, strict=True))):
         which = "operand" if kind == "RFFT" else "result"
         raise ctx.error("C4", f"shape({which})[-{n}:] = {_dims(real.shape[-n:])} must equal "
                         f"fft_length = {list(lengths)} ({which} is the real tensor)")
@@ -689,3 +690,127 @@ def cholesky(ctx: OpCall, a: np.ndarray) -> np.ndarray:
     # XLA:CPU: a NaN pivot anywhere makes the whole matrix of that batch element NaN
     low = np.where((first_fail >= 0)[..., None, None], np.array(np.nan, dtype=low.dtype), low)
     return (low if lower else _swap(low)).astype(out)
+
+
+# --- parameter schemas (hlolab.ops.examples) ------------------------------------------------
+
+def _square_batch(shape: Sequence[int]) -> tuple[tuple[int, ...], int] | None:
+    """(batch dims, n) of a batch of n x n matrices; None when ``shape`` is not one."""
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        return None
+    return tuple(shape[:-2]), int(shape[-1])
+
+
+def spd_example(shape: Sequence[int]) -> np.ndarray | None:
+    """A symmetric positive-definite batch ``L L^T`` with the integer unit-diagonal
+    ``L[i, j] = i - j + 1`` (j <= i) plus the batch position on the diagonal, so its
+    Cholesky factor is ``L`` exactly (None when ``shape`` is not a batch of squares)."""
+    sq = _square_batch(shape)
+    if sq is None:
+        return None
+    batch, n = sq
+    i, j = np.indices((n, n))
+    low = np.where(j <= i, i - j + 1, 0).astype(np.float64)
+    pos = np.arange(int(np.prod(batch, dtype=np.int64)), dtype=np.float64).reshape(*batch, 1, 1)
+    low = low + pos * np.eye(n)
+    return low @ np.swapaxes(low, -1, -2)
+
+
+def triangular_example(shape: Sequence[int]) -> np.ndarray | None:
+    """2 on the diagonal, 1 elsewhere: either triangle is well conditioned, and every
+    solution is a dyadic fraction (exact in binary floats)."""
+    sq = _square_batch(shape)
+    if sq is None:
+        return None
+    batch, n = sq
+    return np.broadcast_to(np.ones((n, n)) + np.eye(n), (*batch, n, n)).copy()
+
+
+def _linalg_schemas() -> None:
+    from hlolab.ops.examples import (
+        Operand,
+        OpParts,
+        OpSchema,
+        array_i64,
+        bool_param,
+        dtype_param,
+        enum_param,
+        guess,
+        ints_param,
+        register_schema,
+        shape_param,
+        ttype,
+    )
+
+    def chol_build(p: dict[str, Any]) -> OpParts:
+        t = ttype(p["a"], p["dtype"])
+        return OpParts([Operand("a", t, spd_example(p["a"]))], [t],
+                       {"lower": "true" if p["lower"] else "false"})
+
+    register_schema(OpSchema("stablehlo.cholesky", (
+        shape_param("a", (3, 3), "a batch of square matrices (symmetric positive-definite by default)"),
+        bool_param("lower", True, "the result is lower triangular L (a = L L^H), else upper U (a = U^H U)"),
+        dtype_param("f32", "element type of a and the result (float or complex)"),
+    ), {"default": {},
+        "spec-example": {"a": (3, 3), "lower": True, "dtype": "f32", "index": (2, 1),
+                         "inputs": {"a": [[1.0, 2.0, 3.0], [2.0, 20.0, 26.0], [3.0, 26.0, 70.0]]}}},
+        chol_build, doc="Cholesky factor of a batch of Hermitian positive-definite matrices"))
+
+    def tri_build(p: dict[str, Any]) -> OpParts:
+        a = ttype(p["a"], p["dtype"])
+        b = ttype(p["b"], p["dtype"])
+        attrs = {"left_side": "true" if p["left_side"] else "false",
+                 "lower": "true" if p["lower"] else "false",
+                 "unit_diagonal": "true" if p["unit_diagonal"] else "false",
+                 "transpose_a": f"#stablehlo<transpose {p['transpose_a']}>"}
+        return OpParts([Operand("a", a, triangular_example(p["a"])), Operand("b", b)], [b], attrs)
+
+    register_schema(OpSchema("stablehlo.triangular_solve", (
+        shape_param("a", (3, 3), "a batch of square coefficient matrices (one triangle is read)"),
+        shape_param("b", (3, 2), "the right-hand sides (same batch dims as a)"),
+        bool_param("left_side", True, "solve op(a) x = b (else x op(a) = b)"),
+        bool_param("lower", True, "read the lower triangle of a (else the upper)"),
+        bool_param("unit_diagonal", False, "take a's diagonal as all ones (it is not read)"),
+        enum_param("transpose_a", ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"), "NO_TRANSPOSE", "op(a)"),
+        dtype_param("f32", "element type of a, b and the result (float or complex)"),
+    ), {"default": {},
+        "spec-example": {"a": (3, 3), "b": (3, 3), "left_side": True, "lower": True,
+                         "unit_diagonal": False, "transpose_a": "NO_TRANSPOSE", "dtype": "f32",
+                         "index": (1, 1),
+                         "inputs": {"a": [[1.0, 0.0, 0.0], [2.0, 4.0, 0.0], [3.0, 5.0, 6.0]],
+                                    "b": [[2.0, 0.0, 0.0], [4.0, 8.0, 0.0], [6.0, 10.0, 12.0]]}}},
+        tri_build, doc="solve triangular systems of linear equations, batched"))
+
+    def fft_build(p: dict[str, Any]) -> OpParts:
+        kind, lengths, ft = p["fft_type"], p["fft_length"], p["dtype"]
+        ct = f"complex<{ft}>"
+        shape = tuple(p["operand"])
+
+        def infer() -> list[TensorType]:
+            if kind == "RFFT":
+                last = 0 if shape[-1] == 0 else shape[-1] // 2 + 1
+                return [ttype((*shape[:-1], last), ct)]
+            if kind == "IRFFT":
+                return [ttype((*shape[:-1], lengths[-1]), ft)]
+            return [ttype(shape, ct)]
+        return OpParts([Operand("operand", ttype(shape, ft if kind == "RFFT" else ct))],
+                       guess(infer, ft if kind == "IRFFT" else ct),
+                       {"fft_type": f"#stablehlo<fft_type {kind}>",
+                        "fft_length": array_i64(lengths)})
+
+    register_schema(OpSchema("stablehlo.fft", (
+        shape_param("operand", (2, 4), "shape of the operand; the trailing dims are transformed"),
+        enum_param("fft_type", FFT_TYPES, "FFT", "FFT/IFFT complex to complex, RFFT real to complex, "
+                   "IRFFT complex to real"),
+        ints_param("fft_length", (4,), "lengths of the 1 to 3 transformed trailing dims"),
+        dtype_param("f32", "the float type: the real side's element type, complex<dtype> the other's"),
+    ), {"default": {},
+        "spec-example": {"operand": (4,), "fft_type": "FFT", "fft_length": (4,), "dtype": "f32",
+                         "index": (2,), "inputs": {"operand": [1, 0, 0, 0]}},
+        "rfft": {"operand": (2, 4), "fft_type": "RFFT", "fft_length": (4,)},
+        "irfft": {"operand": (2, 3), "fft_type": "IRFFT", "fft_length": (4,)},
+        "fft2d": {"operand": (2, 3), "fft_type": "FFT", "fft_length": (2, 3)}},
+        fft_build, doc="discrete Fourier transform over the trailing dims"))
+
+
+_linalg_schemas()

@@ -1023,3 +1023,150 @@ def _reduce_schema() -> None:
 
 
 _reduce_schema()
+
+
+# --- more parameter schemas: map, reduce_precision, batch norm ------------------------------
+
+def _reduction_more_schemas() -> None:
+    from hlolab.ops.examples import (
+        BODIES,
+        Operand,
+        OpParts,
+        OpSchema,
+        Param,
+        array_i64,
+        combiner_region,
+        dtype_param,
+        enum_param,
+        float_attr,
+        guess,
+        int_param,
+        ints_param,
+        register_schema,
+        shape_param,
+        ttype,
+    )
+
+    def map_build(p: dict[str, Any]) -> OpParts:
+        t = ttype(p["shape"], p["dtype"])
+        return OpParts([Operand("input0", t), Operand("input1", t)], [t],
+                       {"dimensions": array_i64(p["dimensions"])}, [combiner_region(p["body"], p["dtype"])])
+
+    register_schema(OpSchema("stablehlo.map", (
+        shape_param("shape", (2, 3), "shape of both inputs and of the result"),
+        ints_param("dimensions", (0, 1), "must be every dim of the inputs in order, 0..rank-1 (C3)"),
+        enum_param("body", tuple(BODIES), "mul", "the computation applied to each pair of elements"),
+        dtype_param("f32"),
+    ), {"default": {},
+        "spec-example": {"shape": (2, 2), "dimensions": (0, 1), "body": "mul", "dtype": "i64",
+                         "index": (1, 1),
+                         "inputs": {"input0": [[0, 1], [2, 3]], "input1": [[4, 5], [6, 7]]}}},
+        map_build, doc="apply the computation to the inputs element by element"))
+
+    def rp_build(p: dict[str, Any]) -> OpParts:
+        t = ttype(p["shape"], p["dtype"])
+        n = int(np.prod(p["shape"], dtype=np.int64))
+        # thirds: values that no short mantissa holds exactly, so the rounding shows
+        value = (1 + np.arange(n, dtype=np.float64) / 3).reshape(p["shape"])
+        return OpParts([Operand("operand", t, value)], [t],
+                       {"exponent_bits": f"{p['exponent_bits']} : i32",
+                        "mantissa_bits": f"{p['mantissa_bits']} : i32"})
+
+    # the spec's operand bit patterns: +inf, a NaN, the smallest denormal, 0, 65519, 65520
+    spec_bits = np.array([0x7FF0000000000000, 0x7FFFFFFFFFFFFFFF, 0x1, 0, 0, 0], dtype=np.uint64)
+    spec_operand = spec_bits.view(np.float64).copy()
+    spec_operand[4:] = [65519.0, 65520.0]
+    register_schema(OpSchema("stablehlo.reduce_precision", (
+        shape_param("shape", (2, 3), "shape of the operand and of the output"),
+        int_param("exponent_bits", 5, "exponent bits of the narrower float format (>= 1)"),
+        int_param("mantissa_bits", 10, "mantissa bits of the narrower float format (>= 0)"),
+        dtype_param("f32", "element type of the operand and the output (a float type)"),
+    ), {"default": {},
+        "spec-example": {"shape": (6,), "exponent_bits": 5, "mantissa_bits": 10, "dtype": "f64",
+                         "index": (5,), "inputs": {"operand": spec_operand}},
+        "bf16": {"exponent_bits": 8, "mantissa_bits": 7}},
+        rp_build, doc="round to a float format with fewer exponent and mantissa bits and back"))
+
+    def features(p: dict[str, Any]) -> int:
+        """dim(operand, feature_index); 1 when feature_index is out of range (verify names (C1))."""
+        shape, fi = p["operand"], p["feature_index"]
+        return shape[fi] if 0 <= fi < len(shape) else 1
+
+    def bn_attrs(p: dict[str, Any]) -> dict[str, str]:
+        return {"epsilon": float_attr(p["epsilon"], "f32"), "feature_index": f"{p['feature_index']} : i64"}
+
+    def per_feature(p: dict[str, Any]) -> dict[str, np.ndarray]:
+        """scale, offset, mean, variance values: distinct per feature, variance > 0."""
+        f = np.arange(features(p), dtype=np.float64)
+        return {"scale": 1 + f / 2, "offset": f, "mean": f, "variance": 1 + f}
+
+    def iota_stats(p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+        """Mean and variance per feature of the iota-filled operand (None if feature_index is bad)."""
+        shape, fi = p["operand"], p["feature_index"]
+        if not 0 <= fi < len(shape) or 0 in shape:
+            return None
+        x = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.float64).reshape(shape)
+        axes = tuple(d for d in range(len(shape)) if d != fi)
+        return x.mean(axis=axes), x.var(axis=axes)
+
+    def bn_params(default_eps: float) -> tuple[Param, ...]:
+        return (
+            shape_param("operand", (2, 2, 3), "the tensor normalized"),
+            int_param("feature_index", 2, "the feature dim: statistics are per index of this dim"),
+            Param("epsilon", "number", default_eps, "added to the variance before the square root"),
+            dtype_param("f32", "element type of every operand and result (a float type)"),
+        )
+
+    spec_operand_bn = [[[1.0, 2.0], [3.0, 4.0]], [[3.0, 4.0], [1.0, 2.0]]]
+    spec_bn = {"operand": (2, 2, 2), "feature_index": 2, "epsilon": 0.0, "dtype": "f64", "index": (0, 1, 0)}
+
+    def inference_build(p: dict[str, Any]) -> OpParts:
+        et, k, v = p["dtype"], features(p), per_feature(p)
+        vec = ttype((k,), et)
+        return OpParts([Operand("operand", ttype(p["operand"], et)),
+                        *(Operand(n, vec, v[n]) for n in ("scale", "offset", "mean", "variance"))],
+                       [ttype(p["operand"], et)], bn_attrs(p))
+
+    register_schema(OpSchema("stablehlo.batch_norm_inference", bn_params(0.001), {
+        "default": {},
+        "spec-example": spec_bn | {"inputs": {"operand": spec_operand_bn, "scale": [1.0, 1.0],
+                                              "offset": [1.0, 1.0], "mean": [2.0, 3.0],
+                                              "variance": [1.0, 1.0]}}},
+        inference_build, doc="normalize each feature with a given mean and variance"))
+
+    def training_build(p: dict[str, Any]) -> OpParts:
+        et, k, v = p["dtype"], features(p), per_feature(p)
+        vec = ttype((k,), et)
+        return OpParts([Operand("operand", ttype(p["operand"], et)), Operand("scale", vec, v["scale"]),
+                        Operand("offset", vec, v["offset"])],
+                       [ttype(p["operand"], et), vec, vec], bn_attrs(p))
+
+    register_schema(OpSchema("stablehlo.batch_norm_training", bn_params(0.001), {
+        "default": {},
+        "spec-example": spec_bn | {"inputs": {"operand": spec_operand_bn, "scale": [1.0, 1.0],
+                                              "offset": [1.0, 1.0]}}},
+        training_build, doc="normalize each feature with its batch mean and variance"))
+
+    def grad_build(p: dict[str, Any]) -> OpParts:
+        et, k, v = p["dtype"], features(p), per_feature(p)
+        vec, full = ttype((k,), et), ttype(p["operand"], et)
+        # the batch statistics of the (iota) operand, as batch_norm_training would give them
+        stats = iota_stats(p)
+        mean, var = stats if stats is not None else (v["mean"], v["variance"])
+        # a gradient that is not a multiple of the operand (that one would give ~0 everywhere)
+        n = int(np.prod(p["operand"], dtype=np.int64))
+        grad = (((np.arange(n) * 3) % 5 - 2) / 2).reshape(p["operand"])
+        return OpParts([Operand("operand", full), Operand("scale", vec, v["scale"]),
+                        Operand("mean", vec, mean), Operand("variance", vec, var),
+                        Operand("grad_output", full, grad)],
+                       guess(lambda: [full, vec, vec], et), bn_attrs(p))
+
+    register_schema(OpSchema("stablehlo.batch_norm_grad", bn_params(0.001), {
+        "default": {},
+        "spec-example": spec_bn | {"inputs": {"operand": spec_operand_bn, "scale": [1.0, 1.0],
+                                              "mean": [2.0, 3.0], "variance": [1.0, 1.0],
+                                              "grad_output": np.full((2, 2, 2), 0.1)}}},
+        grad_build, doc="gradients of batch_norm_training's inputs from the output's gradient"))
+
+
+_reduction_more_schemas()

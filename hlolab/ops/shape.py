@@ -991,3 +991,38 @@ def _shape_schemas() -> None:
 
 
 _shape_schemas()
+
+
+# --- parameter schema of optimization_barrier (hlolab.ops.examples) -----------------------
+# tuple and get_tuple_element have none: a tuple value is no tensor, so the explorer has no
+# grid for a tuple result (tuple) or a tuple operand, and make_example fills tensors only.
+
+def _barrier_schema() -> None:
+    from hlolab.ops.examples import (
+        Operand,
+        OpParts,
+        OpSchema,
+        dtype_param,
+        int_param,
+        register_schema,
+        shape_param,
+        ttype,
+    )
+
+    def build(p: dict[str, Any]) -> OpParts:
+        if p["count"] < 1:
+            raise ValueError("count must be >= 1: with no operand there is nothing to show")
+        t = ttype(p["shape"], p["dtype"])
+        return OpParts([Operand(f"operand{i}", t) for i in range(p["count"])], [t] * p["count"])
+
+    register_schema(OpSchema("stablehlo.optimization_barrier", (
+        int_param("count", 2, "number of operands (each passes through unchanged)"),
+        shape_param("shape", (2, 3), "shape of every operand"),
+        dtype_param("f32"),
+    ), {"default": {},
+        "spec-example": {"count": 2, "shape": (), "dtype": "f32", "index": (),
+                         "inputs": {"operand0": 0.0, "operand1": 1.0}}},
+        build, doc="an identity that fences compiler reordering"))
+
+
+_barrier_schema()

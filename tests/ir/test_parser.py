@@ -746,7 +746,8 @@ ERRORS = [
     (_fn("  %0 = stablehlo.abs %a#1 : tensor<2xf32>"), 2, 22, "use of undefined value %a#1"),
     ("func.func @f() {\n  func.return\n}\nfunc.func @f() {\n  "
      "func.return\n}", 4, 1, "redefinition of function @f"),
-    ("func.func @f() {\n  func.return\n", 3, 1, "expected '}' to close the region, got end of input"),
+    # the end of input is reported just past the last text
+    ("func.func @f() {\n  func.return\n", 2, 14, "expected '}' to close the region, got end of input"),
     ("module {\n  func.func @f() {\n    func.return\n  }\n} }", 5, 3,
      "expected 'func.func' or 'module' at the top level, got '}'"),
     ("func.func @f(%a: tensor<*xf32>) {\n  func.return\n}", 1, 25, "unranked tensors are not supported"),
