@@ -1,0 +1,1 @@
+"""Fuzzing of the parser and executor: ``python -m tests.fuzz --minutes N`` (see campaign.py)."""
