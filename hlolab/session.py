@@ -39,6 +39,7 @@ from hlolab.interp.engine import (
     ARGS_NODE,
     DEFAULT_ELEMENT_BUDGET,
     DEFAULT_STEP_BUDGET,
+    STEPPER_INTERRUPT_GRACE,
     Def,
     Frame,
     Interpreter,
@@ -215,6 +216,7 @@ class Session:
         self.interp = Interpreter(self.module, element_budget=self.element_budget,
                                   step_budget=self.step_budget)
         self.interp.record_bindings = True
+        self.interp.interrupt_grace = STEPPER_INTERRUPT_GRACE
         self.history: list[OpRun] = []
         self._by_id: dict[int, OpRun] = {}
         self._consumers: dict[Def, list[tuple[int, str, int]]] = {}
@@ -308,17 +310,25 @@ class Session:
             self.breakpoints.remove(bp)
 
     def interrupt(self) -> None:
-        """Ask a running run()/run_to() to stop (thread-safe). It stops after the
-        current op and can go on; a loop that yields no op (an empty body) is
-        stopped inside the interpreter, which ends the run (the history stays)."""
+        """Ask a running step/run()/run_to()/finish() to stop (thread-safe).
+
+        Normally it stops cleanly after the current op and the session can go on:
+        the interpreter's own flag is honoured only after ``STEPPER_INTERRUPT_GRACE``
+        ops have run without an event, i.e. inside a loop that yields no op (an
+        empty-bodied while). Such a loop cannot be stopped any other way, so that
+        ends the run (``Stop("interrupted")``, the history stays)."""
         self._interrupt.set()
         self.interp.interrupt.set()
 
     # --- stepping -------------------------------------------------------------
     def step(self, n: int = 1) -> Stop:
         """Forward ``n`` op instances (into regions and calls)."""
+        self._clear_interrupt()
         stop = Stop("step", self.current)
-        for _ in range(n):
+        for i in range(n):
+            if i and self._interrupt.is_set():
+                self._clear_interrupt()
+                return Stop("interrupted", self.current)
             stop = self._advance()
             if stop.reason != "step":
                 return stop
@@ -355,14 +365,17 @@ class Session:
     def _depth(self) -> int:
         return self.history[self.cursor - 1].frame.depth if self.cursor else 0
 
-    def _run_until(self, done: Any, max_steps: int | None = None) -> Stop:
+    def _clear_interrupt(self) -> None:
+        """Forget an interrupt that arrived when nothing was running (or just too late)."""
         self._interrupt.clear()
         self.interp.interrupt.clear()
+
+    def _run_until(self, done: Any, max_steps: int | None = None) -> Stop:
+        self._clear_interrupt()
         budget = self.run_budget if max_steps is None else max_steps
         for _ in range(budget):
             if self._interrupt.is_set():
-                self._interrupt.clear()
-                self.interp.interrupt.clear()
+                self._clear_interrupt()
                 return Stop("interrupted", self.current)
             stop = self._advance()
             if stop.reason != "step":

@@ -243,3 +243,105 @@ def test_program_error_keeps_the_history():
     assert stop.reason == "error" and "no_such_op" in str(stop.error)
     assert s.current.op.name == "stablehlo.abs"
     assert s.step().reason == "error"
+
+
+# --- interrupt: between ops when events flow, inside the interpreter only when none do --------
+
+LONG_WHILE = """
+func.func @main() -> tensor<i64> {
+  %z = stablehlo.constant dense<0> : tensor<i64>
+  %one = stablehlo.constant dense<1> : tensor<i64>
+  %big = stablehlo.constant dense<1000000000> : tensor<i64>
+  %r = stablehlo.while(%a = %z) : tensor<i64>
+  cond {
+    %c = stablehlo.compare LT, %a, %big : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %a1 = stablehlo.add %a, %one : tensor<i64>
+    stablehlo.return %a1 : tensor<i64>
+  }
+  func.return %r : tensor<i64>
+}"""
+
+EMPTY_WHILE = """
+func.func @main() -> tensor<i64> {
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  %z = stablehlo.constant dense<0> : tensor<i64>
+  %r = stablehlo.while(%a = %z) : tensor<i64>
+  cond { stablehlo.return %t : tensor<i1> } do { stablehlo.return %a : tensor<i64> }
+  func.return %r : tensor<i64>
+}"""
+
+
+def interrupt_from_thread_at(s: Session, when) -> threading.Thread:
+    """Hook the session's interpreter so that, at the first executed op for which
+    ``when(op, count)`` holds, another thread calls ``s.interrupt()`` while the
+    interpreter waits *inside* its step (the race: the interpreter checks its flag again
+    before the next op, in the same step). Deterministic: a handshake, no clock."""
+    interp = s.interp
+    original = interp._count_step
+    reached, done = threading.Event(), threading.Event()
+    count = [0]
+
+    def hooked(op):
+        original(op)
+        count[0] += 1
+        if not reached.is_set() and when(op, count[0]):
+            reached.set()
+            assert done.wait(30), "the interrupting thread did not run"
+
+    interp._count_step = hooked
+
+    def interrupter():
+        if reached.wait(30):
+            s.interrupt()
+        done.set()
+
+    t = threading.Thread(target=interrupter, daemon=True)
+    t.start()
+    return t
+
+
+@pytest.mark.parametrize("where", ["while", "add"])
+def test_interrupt_during_a_run_stops_between_ops_and_the_session_goes_on(where):
+    """An interrupt that lands while the interpreter is inside a step (at a while's
+    iteration boundary, or in an op) stops the run after that op; nothing is lost."""
+    s = Session(LONG_WHILE, run_budget=10**9)
+    s.bind()
+    # the while op counts an iteration, then runs the compare in the same step
+    t = interrupt_from_thread_at(s, lambda op, n: n > 50 and op.name == f"stablehlo.{where}")
+    stop = s.run()
+    t.join()
+    assert stop.reason == "interrupted" and stop.error is None
+    assert not s.finished and s.error is None
+    n = s.cursor
+    assert n > 20
+    before = s.current.op.name
+    assert s.step().reason == "step" and s.cursor == n + 1
+    assert (before, s.current.op.name) in {("stablehlo.compare", "stablehlo.add"),
+                                           ("stablehlo.add", "stablehlo.compare")}
+    assert s.run(max_steps=100).reason == "budget" and s.cursor == n + 101
+    # the loop counter went on exactly: no iteration lost or repeated
+    a1 = int(s.value("%a1"))
+    adds = sum(1 for ev in s.history if ev.op.name == "stablehlo.add")
+    assert a1 == adds
+
+
+def test_interrupt_stops_a_loop_that_yields_no_op():
+    s = Session(EMPTY_WHILE, run_budget=10**9)
+    t = interrupt_from_thread_at(s, lambda op, n: n > 5000)
+    stop = s.run()
+    t.join()
+    assert stop.reason == "interrupted" and isinstance(stop.error, ExecutionError)
+    assert s.finished and s.cursor == 2  # the two constants stay in the history
+    s.step_back()
+    assert s.current.op.name == "stablehlo.constant"
+
+
+def test_a_stale_interrupt_does_not_stop_the_next_command():
+    s = Session(LONG_WHILE)
+    s.bind()
+    s.interrupt()  # nothing runs: forgotten by the next command
+    assert s.step(3).reason == "step" and s.cursor == 3
+    s.interrupt()
+    assert s.run(max_steps=10).reason == "budget" and s.cursor == 13

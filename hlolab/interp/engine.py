@@ -27,6 +27,11 @@ RETURN_OPS = frozenset({"func.return", "return", "stablehlo.return"})
 DEFAULT_ELEMENT_BUDGET = 2**28  # elements per tensor; refused before allocation
 DEFAULT_STEP_BUDGET = 10_000_000  # executed ops per run (guards runaway while loops)
 DEFAULT_MAX_CALL_DEPTH = 200
+# for a stepper (Session): executed ops without a yielded event after which a pending
+# interrupt stops the run inside the interpreter. A run that yields events is stopped by its
+# stepper between two events (and can go on); only a loop that yields none (an empty-bodied
+# while) needs the hard stop, which ends the run.
+STEPPER_INTERRUPT_GRACE = 1000
 
 # Where a value came from: (node id, result number). Node ``ARGS_NODE`` holds the
 # entry function's arguments; every other node is an executed op instance
@@ -214,9 +219,13 @@ class Interpreter:
         self.bindings: list[tuple[Frame, Any, Def | None, int]] = []
         self.return_defs: list[Def | None] = []  # what the entry function returned
         self._captures: dict[int, dict[Any, None]] = {}
-        # set from another thread to stop a run between two ops (also loops whose
-        # bodies are empty, which yield no event a stepper could stop at)
+        # set from another thread to stop a run (RunInterrupted) before the next op; honoured
+        # only once ``interrupt_grace`` ops have run without a yielded event, so a stepper
+        # that stops between events itself (grace > 0) is not cut short while events flow,
+        # and a loop that yields none (an empty-bodied while) still stops
         self.interrupt = threading.Event()
+        self.interrupt_grace = 0
+        self._since_yield = 0  # ops executed since the last yielded event
         # ops whose (type- and attribute-only) constraints already passed: a loop
         # body or a benchmark runs verify once, not once per execution
         self._verified: set[int] = set()
@@ -233,6 +242,7 @@ class Interpreter:
         # op-instance ids count from 1 in each run; 0 is the entry arguments
         self._next_id = ARGS_NODE
         self._steps = 0
+        self._since_yield = 0
         self.args = args
         self.bindings = []
         self.return_defs = []
@@ -329,6 +339,7 @@ class Interpreter:
                 if denv is not None:
                     denv[v] = (event.id, k)
             if not quiet:
+                self._since_yield = 0
                 yield event
         return []
 
@@ -405,7 +416,8 @@ class Interpreter:
             raise ExecutionError(f"value {v.name} used by {op.name} has not been computed", op.loc) from None
 
     def _count_step(self, op: Op) -> None:
-        if self.interrupt.is_set():
+        self._since_yield += 1
+        if self._since_yield > self.interrupt_grace and self.interrupt.is_set():
             self.interrupt.clear()
             raise RunInterrupted(f"interrupted after {self._steps} executed ops", op.loc)
         self._steps += 1

@@ -78,6 +78,45 @@ class HloLabApp(App):
         remember_file(path)
         self.push_screen(screen)
 
+    # --- quitting -------------------------------------------------------------------------
+    def unsaved(self) -> list[str]:
+        """Flush every screen's autosave, then list the typed text that quitting would lose.
+
+        Screens opt in with ``flush_unsaved()`` (write a draft now) and ``unsaved_text()``
+        (a description, or None); a failing hook counts as unsaved, never as a crash."""
+        lost: list[str] = []
+        for screen in reversed(self.screen_stack):
+            try:
+                flush = getattr(screen, "flush_unsaved", None)
+                if flush is not None:
+                    flush()
+                describe = getattr(screen, "unsaved_text", None)
+                text = describe() if describe is not None else None
+            except Exception as e:  # noqa: BLE001 - ask rather than lose text or crash
+                self.log.error(traceback.format_exc())
+                text = f"{type(screen).__name__}: could not check ({type(e).__name__}: {e})"
+            if text:
+                lost.append(text)
+        return lost
+
+    async def action_quit(self) -> None:
+        """q / ctrl+q: autosaved drafts are written; other typed text is asked about."""
+        from hlolab.tui.screens.quit import ConfirmQuit
+
+        if isinstance(self.screen, ConfirmQuit):  # ctrl+q twice: quit
+            self.exit()
+            return
+        lost = self.unsaved()
+        if not lost:
+            self.exit()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        self.push_screen(ConfirmQuit(lost), answered)
+
     def action_go_home(self) -> None:
         while len(self.screen_stack) > 2 and not isinstance(self.screen, HomeScreen):
             self.pop_screen()

@@ -35,6 +35,10 @@ class HloLabCommands(Provider):
                     ("Step back", partial(screen.action_step, -1), "previous result element")]
             out += [(f"Export {fmt.upper()}", partial(screen.export, fmt), f"write ./hlolab-export/*.{fmt}")
                     for fmt in ("png", "svg", "gif")]
+        if type(screen).__name__ == "StepperScreen":  # (not imported: it loads the stepper)
+            stepper: Any = screen
+            out += [("Breakpoints…", stepper.action_breakpoints,
+                     "op names, SSA names, lines, the first NaN/Inf")]
         for op in schema_ops():
             short = op.removeprefix("stablehlo.")
             out.append((f"Explore {short}", partial(app.open_op, op), f"op explorer on {op}"))

@@ -291,3 +291,127 @@ def test_an_unexpected_error_in_a_handler_is_a_notification_not_a_crash(monkeypa
             assert pilot.app.screen.grid("operand0").highlights
 
     run(body)
+
+
+# --- custom input fill ---------------------------------------------------------------------------
+
+def gather_result(inputs: dict) -> np.ndarray:
+    """The gather's result for these operand values, run independently of the screen."""
+    ex = make_example("gather", inputs=inputs)
+    s = Session(ex.text)
+    s.bind(ex.inputs)
+    s.run()
+    return [e for e in s.history if e.op.name == "stablehlo.gather"][-1].outputs[0]
+
+
+def test_custom_values_for_the_gather_operand_change_the_result():
+    operand = (np.arange(20, dtype=np.float32).reshape(4, 5) * 10 + 1)
+    literal = "dense<" + str(operand.astype(int).tolist()) + ">"
+    want = gather_result({"operand": operand})
+    assert not np.array_equal(want, gather_result({}))
+
+    async def body():
+        async with HloLabApp(open_op="gather").run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            screen = pilot.app.screen
+            panel = screen.query_one("#params")
+            assert not panel.query_one("#custom-box").has_class("-shown")
+            panel.query_one("#fill").value = "custom"  # as the Select does
+            await settle(pilot)
+            assert panel.query_one("#custom-box").has_class("-shown")
+            assert panel.custom_operand == "operand"
+            box = panel.query_one("#custom-values")
+            box.focus()
+            await pilot.press(*literal, "enter")  # typed as a user would
+            await settle(pilot)
+            assert screen.error == ""
+            np.testing.assert_array_equal(screen.grid("operand0").value, operand)
+            np.testing.assert_array_equal(screen.grid("result0").value, want)
+            # a scalar broadcasts
+            panel.set_custom("operand", "7")
+            await settle(pilot)
+            assert (screen.grid("result0").value == 7).all()
+            # bad text: the reason inline, the field marked, the last good view kept
+            panel.set_custom("operand", "[[1, 2], [3, x]]")
+            await settle(pilot)
+            assert "custom values for %operand" in screen.error and "'x'" in screen.error
+            assert screen.query_one("#error").display
+            assert box.has_class("-error")
+            assert not any(panel.field(p.name).has_class("-error") for p in panel.schema.params)
+            assert (screen.grid("result0").value == 7).all()
+            panel.set_custom("operand", "[1, 2]")  # wrong shape: says which
+            await settle(pilot)
+            assert "tensor<4x5xf32>" in screen.error
+            # fixing it clears the error
+            panel.set_custom("operand", literal)
+            await settle(pilot)
+            assert screen.error == "" and not box.has_class("-error")
+            np.testing.assert_array_equal(screen.grid("result0").value, want)
+            # back to iota: the custom values no longer apply
+            panel.query_one("#fill").value = "iota"
+            await settle(pilot)
+            np.testing.assert_array_equal(screen.grid("result0").value, gather_result({}))
+
+    run(body)
+
+
+# --- a verification error marks the parameter it names --------------------------------------------
+
+def test_verification_error_marks_the_named_field_until_fixed():
+    async def body():
+        async with HloLabApp(open_op="gather").run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            screen = pilot.app.screen
+            panel = screen.query_one("#params")
+            field = panel.field("index_vector_dim")
+            field.focus()
+            await pilot.press("end", "backspace", "7", "enter")
+            await settle(pilot)
+            assert "index_vector_dim = 7" in screen.error
+            assert field.has_class("-error")
+            marked = {p.name for p in panel.schema.params if panel.field(p.name).has_class("-error")}
+            assert marked == {"index_vector_dim"}  # start_indices is mentioned, not given a value
+            await pilot.press("backspace", "1", "enter")
+            await settle(pilot)
+            assert screen.error == "" and not field.has_class("-error")
+            # a constraint over several parameters marks each one it names
+            panel.set_field("offset_dims", "0,1,2")
+            await settle(pilot)
+            marked = {p.name for p in panel.schema.params if panel.field(p.name).has_class("-error")}
+            assert {"offset_dims", "collapsed_slice_dims"} <= marked and "slice_sizes" not in marked
+            panel.set_field("offset_dims", "1,2")
+            await settle(pilot)
+            assert not any(panel.field(p.name).has_class("-error") for p in panel.schema.params)
+
+    run(body)
+
+
+# --- quitting with edits that do not build asks first ----------------------------------------------
+
+def test_quit_with_parameter_edits_that_do_not_build_asks():
+    from hlolab.tui.screens.quit import ConfirmQuit
+
+    async def body():
+        app = HloLabApp(open_op="gather")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            screen = app.screen
+            screen.query_one("#params").set_field("index_vector_dim", "7")
+            await settle(pilot)
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmQuit)
+            assert "explorer: parameter edits that do not build" in str(app.screen.query_one("#quit-lost")
+                                                                         .render())
+            await pilot.press("n")  # stay
+            await pilot.pause()
+            assert app.screen is screen and app.is_running
+            screen.query_one("#params").set_field("index_vector_dim", "1")
+            await settle(pilot)
+            assert app.unsaved() == []  # nothing left to lose: q quits at once
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmQuit) is False
+        assert app.return_code == 0
+
+    run(body)

@@ -574,3 +574,183 @@ async def _two_steps(pilot) -> None:
 def test_snapshot(snap_compare, size):
     assert snap_compare(_snapshot_app(), terminal_size=size, run_before=_two_steps)
 
+
+
+# --- breakpoints beyond lines ---------------------------------------------------------------------
+
+# log of a negative number: the first NaN is made by the log on line 4 (then 0/0 on line 5)
+NAN_PROGRAM = """\
+func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %a = stablehlo.abs %x : tensor<3xf32>
+  %n = stablehlo.negate %a : tensor<3xf32>
+  %l = stablehlo.log %n : tensor<3xf32>
+  %z = stablehlo.subtract %a, %a : tensor<3xf32>
+  %d = stablehlo.divide %z, %z : tensor<3xf32>
+  %r = stablehlo.add %l, %d : tensor<3xf32>
+  func.return %r : tensor<3xf32>
+}
+"""
+
+
+def bp_dialog(app):
+    from hlolab.tui.screens.stepper import BreakpointsDialog
+
+    assert isinstance(app.screen, BreakpointsDialog), app.screen
+    return app.screen
+
+
+async def add_bp(pilot, text: str) -> str:
+    """Type ``text`` into the dialog's box and press enter; the inline error ("" when none)."""
+    dialog = bp_dialog(pilot.app)
+    box = dialog.query_one("#bp-input", Input)
+    box.focus()
+    box.value = ""
+    await pilot.press(*text, "enter")
+    await pilot.pause()
+    return str(dialog.query_one("#bp-error", Static).render()).strip()
+
+
+@sync
+async def test_breakpoints_dialog_op_name_then_continue_stops_at_that_op():
+    path = EXAMPLES / "mlp_step.mlir"
+    text = path.read_text()
+    ref = reference(text)
+    dots = [op.loc.line for op in ref.module.walk() if op.name == "stablehlo.dot_general"]
+    app = StepperApp(text, path=str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(pilot)
+        await pilot.press("B")
+        await pilot.pause()
+        # invalid input: a clear message inline, nothing added, no crash
+        assert "no op named 'nosuchop'" in await add_bp(pilot, "op nosuchop")
+        assert "no op starts on line 1" in await add_bp(pilot, "line 1")
+        assert "expected a line number" in await add_bp(pilot, "line x")
+        assert "no op result is named %nope" in await add_bp(pilot, "name %nope")
+        assert screen.session.breakpoints == []
+        assert bp_dialog(app).query_one("#bp-input", Input).value == "name %nope"  # kept, to fix
+        # valid ones: an op name, an SSA name, a line (the line shows in the gutter)
+        assert await add_bp(pilot, "op dot_general") == ""
+        assert await add_bp(pilot, "name %9") == ""
+        assert await add_bp(pilot, f"line {dots[1]}") == ""
+        kinds = [(b.kind, b.value) for b in screen.session.breakpoints]
+        assert kinds == [("op", "dot_general"), ("name", "%9"), ("line", dots[1])]
+        assert screen.query_one(SourceView).breakpoints == {dots[1]}
+        listed = bp_dialog(app).query_one("#bp-list")
+        assert listed.option_count == 3
+        # remove the selected one (the last added: the line)
+        listed.focus()
+        await pilot.press("delete")
+        await pilot.pause()
+        assert [b.kind for b in screen.session.breakpoints] == ["op", "name"]
+        assert screen.query_one(SourceView).breakpoints == frozenset()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+        await pilot.press("c")
+        screen = await settle(pilot)
+        ev = screen.session.current
+        assert ev.op.name == "stablehlo.dot_general" and ev.op.loc.line == dots[0]
+        assert "breakpoint (op dot_general)" in text_of(screen, "#stepper-message")
+        await pilot.press("c")
+        screen = await settle(pilot)
+        assert screen.session.current.op.loc.line == dots[1]
+        await pilot.press("c")  # then the SSA name
+        screen = await settle(pilot)
+        assert [v.name for v in screen.session.current.op.results] == ["%9"]
+        assert "breakpoint (name %9)" in text_of(screen, "#stepper-message")
+
+
+@sync
+async def test_nan_breakpoint_stops_at_the_first_op_producing_nan():
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    app = StepperApp(NAN_PROGRAM, inputs=[x])
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(pilot)
+        await pilot.press("B")
+        await pilot.pause()
+        dialog = bp_dialog(app)
+        switch = dialog.query_one("#bp-nonfinite")
+        assert not switch.value
+        await pilot.click("#bp-nonfinite")
+        await pilot.pause()
+        assert switch.value
+        assert [b.kind for b in screen.session.breakpoints] == ["nonfinite"]
+        assert "NaN" in str(dialog.query_one("#bp-list").get_option_at_index(0).prompt)
+        await pilot.press("escape", "c")
+        screen = await settle(pilot)
+        ev = screen.session.current
+        assert ev.op.name == "stablehlo.log" and screen.query_one(SourceView).current_line == 4
+        assert np.isnan(ev.outputs[0]).all()
+        assert "breakpoint" in text_of(screen, "#stepper-message")
+        # "nan" typed does the same; turning it off runs to the end
+        await pilot.press("B")
+        await pilot.pause()
+        assert await add_bp(pilot, "nan") == ""
+        assert [b.kind for b in screen.session.breakpoints] == ["nonfinite"]  # not twice
+        await pilot.click("#bp-nonfinite")
+        await pilot.pause()
+        assert screen.session.breakpoints == []
+        await pilot.press("escape", "c")
+        screen = await settle(pilot)
+        assert screen.session.finished
+
+
+# --- the paste draft survives quitting --------------------------------------------------------------
+
+@sync
+async def test_pasted_text_survives_quit_and_a_successful_load_clears_it(tmp_path):
+    from hlolab.tui.app import HloLabApp
+    from hlolab.tui.drafts import draft_path
+
+    path = tmp_path / "p.mlir"
+    path.write_text(PAD_SLICE_ADD)
+    typed = "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.abs %a"
+    app = HloLabApp(open_path=str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert isinstance(app.screen, ProgramDialog)
+        area = app.screen.query_one(TextArea)
+        assert area.text == ""
+        area.focus()
+        await pilot.press(*typed.replace("\n", "\r").split("\r")[0])  # typed, as a user does
+        area.insert("\n" + typed.split("\n", 1)[1])  # the rest as a paste
+        await pilot.press("ctrl+q")  # before the autosave's debounce: quitting saves it
+        await pilot.pause()
+    assert app.return_code == 0
+    assert draft_path().read_text() == typed
+
+    app = HloLabApp(open_path=str(path))  # a new run of the app
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        area = app.screen.query_one(TextArea)
+        assert area.text == typed  # the text is back
+        area.text = typed + " : tensor<2xf32>\n  func.return %0 : tensor<2xf32>\n}\n"
+        await pilot.press("ctrl+s")
+        screen = await settle(pilot)
+        assert app.screen is screen and screen.filename == "<pasted>"
+        assert not draft_path().exists()  # loaded: the draft is gone
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert app.screen.query_one(TextArea).text == ""
+
+
+@sync
+async def test_draft_is_autosaved_while_typing(tmp_path):
+    from hlolab.tui.drafts import draft_path
+
+    app = StepperApp(PAD_SLICE_ADD)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        dialog = app.screen
+        dialog.query_one(TextArea).text = "func.func @main("
+        for _ in range(1000):  # the debounced save (waiting on the app, not asserting a time)
+            await pilot.pause(0.05)
+            if draft_path().exists():
+                break
+        assert draft_path().read_text() == "func.func @main("

@@ -15,7 +15,11 @@ are highlighted where they sit (roles ``pad_value`` / ``dilation_hole``);
 the padding-value operand, when there is one, is highlighted too.
 
 Invalid parameters show the violated constraint in red above the grids and
-keep the last good view; nothing here raises into Textual.
+keep the last good view; the fields of the parameters the message names get an
+error style until the parameters build again. The custom fill's values are parsed
+here (in the worker) against the operand types of the requested parameters and
+reach ``make_example`` as ``inputs=``; bad values are an error like any other.
+Nothing here raises into Textual.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from hlolab.ops.examples import OpExample, OpSchema, ParamError, make_example, s
 from hlolab.render.style import ROLE_ORDER
 from hlolab.tui.widgets.explain import ExplainPanel
 from hlolab.tui.widgets.grid import TensorGrid
-from hlolab.tui.widgets.params import ParamPanel, Request
+from hlolab.tui.widgets.params import ParamPanel, Request, operand_types, parse_values
 
 # the explorer refuses ops whose tensors hold more elements than this (typed shapes can be huge)
 ELEMENT_LIMIT = 1 << 22
@@ -64,6 +68,7 @@ class Built:
     event: Any  # hlolab.interp.engine.OpRun
     view: Any  # hlolab.render.opview.OpView
     generation: int = 0
+    operands: list[tuple[str, Any]] | None = None  # (name, TensorType) of the @main arguments
 
 
 @dataclass
@@ -91,7 +96,18 @@ def build(request: Request) -> Built:
     if schema is None:
         raise ParamError(f"no parameter schema for op '{request.op}'")
     _check_size(schema, request)
-    ex = make_example(request.op, request.preset, dict(request.params), request.fill, request.seed)
+    operands = operand_types(schema, request.preset, dict(request.params))
+    fill, given = request.fill, None
+    if fill == "custom":  # the operands given values use them, the rest count up (iota)
+        types = dict(operands)
+        given = {}
+        for name, text in request.custom:
+            if name not in types:
+                raise ParamError(f"custom values for %{name}: these parameters make no operand %{name} "
+                                 "(operands: " + ", ".join("%" + n for n, _ in operands) + ")")
+            given[name] = parse_values(text, types[name], name)
+        fill = "iota"
+    ex = make_example(request.op, request.preset, dict(request.params), fill, request.seed, inputs=given)
     session = Session(ex.text, filename=f"<{ex.op} example>")
     session.bind(ex.inputs)
     stop = session.run()
@@ -101,7 +117,7 @@ def build(request: Request) -> Built:
     if not runs:
         raise HloLabError(f"the example program ran no {ex.op}")
     event = session.event(runs[-1].id)
-    return Built(request, ex, session, event, OpView(event))
+    return Built(request, ex, session, event, OpView(event), operands=operands)
 
 
 def _check_size(schema: OpSchema, request: Request) -> None:
@@ -284,6 +300,8 @@ class ExplorerScreen(Screen):
     @guarded
     def _apply(self, built: Built) -> None:
         self._show_error("")
+        if built.operands is not None:
+            self.query_one(ParamPanel).set_operands(built.operands)
         view = built.view
         keys = view.keys()
         first = self.built is None
@@ -482,7 +500,17 @@ class ExplorerScreen(Screen):
         err = self.query_one("#error", Static)
         err.update(Text(message, style="bold"))
         err.display = bool(message)
+        self.query_one(ParamPanel).mark_errors(message)
         self._status("")
+
+    def unsaved_text(self) -> str | None:
+        """Parameter edits that do not build (asked about on quit: the view shows older ones)."""
+        request, problem = self.query_one(ParamPanel).request()
+        if request is None or self.error:
+            first = (problem or self.error).splitlines()[0] if (problem or self.error) else ""
+            return f"{self.op.removeprefix('stablehlo.')} explorer: parameter edits that do not build" + \
+                (f" ({first[:60]})" if first else "")
+        return None
 
     def _status(self, busy: str) -> None:
         state = "▶ playing" if self._timer is not None else "paused"

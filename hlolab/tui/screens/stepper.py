@@ -9,14 +9,19 @@ tab with the results once the program has returned.
 Everything goes through ``hlolab.session.Session`` (the same stepper the CLI
 and the REPL use) and ``Session.sources`` (program provenance): the screen has
 no per-op code. Commands that execute ops run in a thread worker, so a long
-``continue`` never blocks the UI and ``escape`` interrupts it. Errors are
-shown in the screen; the session stays usable (step back, restart, fix inputs).
+``continue`` never blocks the UI and ``escape`` interrupts it (``Session.interrupt``:
+after the current op, so the run can go on). Errors are shown in the screen; the
+session stays usable (step back, restart, fix inputs).
+
+Breakpoints: ``t`` toggles one on the cursor's line (shown in the gutter); ``B``
+opens a dialog for every kind the session has (op name, SSA name, line, the first
+NaN/Inf). Text typed into the open/paste dialog is autosaved as a draft
+(``hlolab.tui.drafts``) until it loads, so quitting never loses it.
 """
 
 from __future__ import annotations
 
 import functools
-import threading
 from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -31,12 +36,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
 from textual.widgets import (
     Button,
+    Checkbox,
     Footer,
     Input,
     Label,
     LoadingIndicator,
+    OptionList,
     Static,
     TabbedContent,
     TabPane,
@@ -46,15 +54,16 @@ from textual.widgets import (
 from hlolab.errors import HloLabError
 from hlolab.interp.engine import ARGS_NODE, RETURN_OPS, Def
 from hlolab.render.style import ROLE_COLORS, ROLE_LABELS, ROLE_ORDER, text_color
-from hlolab.session import Session, Stop
+from hlolab.session import Breakpoint, Session, Stop
 from hlolab.trace.program import Trace
+from hlolab.tui.drafts import clear_draft, load_draft, save_draft
 from hlolab.tui.widgets.grid import TensorGrid
 from hlolab.tui.widgets.source import SourceView
 from hlolab.tui.widgets.values import ValueEntry, ValueList
 
 PASTED = "<pasted>"
 QUEUE_LIMIT = 64  # stepping keys remembered while a command runs
-RUN_CHUNK = 2000  # events per chunk of a continue / run-to (esc is honoured between chunks)
+DRAFT_DEBOUNCE = 0.5  # seconds after the last edit of the paste box before the draft is saved
 
 
 def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -104,7 +113,9 @@ class ProgramDialog(ModalScreen[Loaded]):
     """Open an ``.mlir`` path or paste MLIR text (e.g. ``jax.jit(f).lower(x).as_text()``).
 
     The program is parsed here, so a parse error shows inline (``file:line:col``
-    with the caret) and the text stays in the box to be fixed."""
+    with the caret) and the text stays in the box to be fixed. The box's text is
+    the draft: saved (debounced) as it changes, on cancel and on quit, and cleared
+    once it loads."""
 
     DEFAULT_CSS = """
     ProgramDialog { align: center middle; }
@@ -121,6 +132,9 @@ class ProgramDialog(ModalScreen[Loaded]):
         super().__init__()
         self._text = text
         self._path = path
+        self._save_timer: Timer | None = None
+        self._saved = text  # the text the draft holds (given text: the draft or a file's)
+        self._loaded = False  # the text loaded: nothing left to save
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -136,6 +150,31 @@ class ProgramDialog(ModalScreen[Loaded]):
     def on_mount(self) -> None:
         self.query_one("#dialog-path" if self._path else "#dialog-text").focus()
 
+    # --- the draft -------------------------------------------------------------------------
+    @on(TextArea.Changed, "#dialog-text")
+    def _edited(self, event: TextArea.Changed) -> None:
+        self._text = event.text_area.text
+        if self._save_timer is not None:
+            self._save_timer.stop()
+        self._save_timer = self.set_timer(DRAFT_DEBOUNCE, self.flush_unsaved)
+
+    def flush_unsaved(self) -> None:
+        """Write the draft now (debounce expired, cancel, quit, unmount)."""
+        if self._save_timer is not None:
+            self._save_timer.stop()
+            self._save_timer = None
+        if not self._loaded and self._text != self._saved and save_draft(self._text):
+            self._saved = self._text
+
+    def on_unmount(self) -> None:
+        self.flush_unsaved()  # an edit younger than the debounce is not lost either
+
+    def unsaved_text(self) -> str | None:
+        """After a flush: text the draft file could not take (asked about on quit)."""
+        if not self._loaded and self._text.strip() and self._text != self._saved:
+            return "pasted program text (the draft could not be saved)"
+        return None
+
     @on(Button.Pressed, "#dialog-load")
     @on(Input.Submitted, "#dialog-path")
     def action_load(self) -> None:
@@ -146,9 +185,15 @@ class ProgramDialog(ModalScreen[Loaded]):
             if path:
                 p = Path(path).expanduser()
                 session = Session.open(p)
+                self.flush_unsaved()  # the pasted text (if any) did not load: it stays a draft
                 self.dismiss(Loaded(p.read_text(), str(p), session))
             elif text.strip():
-                self.dismiss(Loaded(text, None, Session(text, filename=PASTED)))
+                session = Session(text, filename=PASTED)
+                self._loaded = True
+                if self._save_timer is not None:
+                    self._save_timer.stop()
+                clear_draft()
+                self.dismiss(Loaded(text, None, session))
             else:
                 error.update("Give a path or paste a program.")
         except HloLabError as e:
@@ -159,6 +204,7 @@ class ProgramDialog(ModalScreen[Loaded]):
 
     @on(Button.Pressed, "#dialog-cancel")
     def action_cancel(self) -> None:
+        self.flush_unsaved()
         self.dismiss(Loaded(self.query_one("#dialog-text", TextArea).text,
                             self.query_one("#dialog-path", Input).value, None))
 
@@ -215,6 +261,163 @@ class InputsDialog(ModalScreen[bool]):
     def action_cancel(self) -> None:
         self.dismiss(False)
 
+    def unsaved_text(self) -> str | None:
+        """Inputs typed but not bound (asked about on quit)."""
+        files = self.query_one("#inputs-files", Input).value.split()
+        seed = self.query_one("#inputs-seed", Input).value.strip()
+        if files != self._files or seed != str(self._seed):
+            return "input files / seed typed but not bound"
+        return None
+
+
+BREAKPOINT_HELP = "op NAME · name %x · line N · nan (the first NaN/Inf) · Enter adds"
+
+
+def describe_breakpoint(bp: Breakpoint) -> str:
+    """One line of the breakpoints list."""
+    if bp.kind == "nonfinite":
+        return "first NaN/Inf produced"
+    if bp.kind == "name":
+        v = str(bp.value)
+        return f"name {v if v.startswith('%') else '%' + v}"
+    return f"{bp.kind} {bp.value}"
+
+
+def parse_breakpoint(text: str, session: Session, op_lines: set[int]) -> tuple[str, Any]:
+    """``op NAME`` / ``name %x`` / ``line N`` / ``nan`` (bare ``%x``, ``N`` and op names too)
+    -> (kind, value) for ``Session.add_breakpoint``; a HloLabError says what is wrong."""
+    words = text.split()
+    if not words:
+        raise HloLabError("type a breakpoint: " + BREAKPOINT_HELP)
+    head = words[0].lower()
+    if head in ("nan", "inf", "nonfinite", "non-finite"):
+        if len(words) > 1:
+            raise HloLabError(f"'{head}' takes no value: it stops at the first NaN/Inf produced")
+        return "nonfinite", None
+    if head in ("op", "name", "line"):
+        if len(words) != 2:
+            raise HloLabError(f"'{head}' takes one value, e.g. "
+                              + {"op": "op dot_general", "name": "name %x", "line": "line 12"}[head])
+        kind, value = head, words[1]
+    elif len(words) == 1:  # a bare value: its form says the kind
+        value = words[0]
+        kind = "name" if value.startswith("%") else "line" if value.isdigit() else "op"
+    else:
+        raise HloLabError(f"cannot read {text.strip()!r}: " + BREAKPOINT_HELP)
+    if kind == "line":
+        try:
+            line = int(value)
+        except ValueError:
+            raise HloLabError(f"line: expected a line number, got {value!r}") from None
+        if line not in op_lines:
+            raise HloLabError(f"no op starts on line {line} (lines with ops: {_ranges(sorted(op_lines))})")
+        return kind, line
+    if kind == "name":
+        name = value if value.startswith("%") else "%" + value
+        if not any(r.name == name for op in session.module.walk() for r in op.results):
+            raise HloLabError(f"no op result is named {name} in this program")
+        return kind, name
+    return kind, value
+
+
+class BreakpointsDialog(ModalScreen[None]):
+    """Every breakpoint kind the session has: list, add (typed), remove, the NaN/Inf switch.
+
+    Changes apply at once (``on_change`` redraws the gutter); bad input is shown here."""
+
+    DEFAULT_CSS = """
+    BreakpointsDialog { align: center middle; }
+    BreakpointsDialog > Vertical { width: 76; max-width: 95%; height: auto; max-height: 90%;
+                                   border: thick $primary; background: $surface; padding: 0 1; }
+    BreakpointsDialog OptionList { height: auto; max-height: 10; min-height: 3; }
+    BreakpointsDialog #bp-error { color: $error; height: auto; }
+    BreakpointsDialog Horizontal { height: auto; }
+    BreakpointsDialog Checkbox { margin: 1 0 0 0; }
+    BreakpointsDialog Button { margin-right: 2; }
+    BreakpointsDialog .dim { color: $text-muted; }
+    """
+    BINDINGS = [Binding("escape", "close", "close"),
+                Binding("delete,ctrl+d", "remove", "remove selected")]
+
+    def __init__(self, session: Session, op_lines: set[int], on_change: Callable[[], None]):
+        super().__init__()
+        self.session = session
+        self.op_lines = set(op_lines)
+        self.on_change = on_change
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Breakpoints: the run stops after a matching op")
+            yield OptionList(id="bp-list")
+            yield Label(BREAKPOINT_HELP, classes="dim")
+            yield Input(placeholder="e.g. op dot_general", id="bp-input")
+            yield Checkbox("stop at the first NaN/Inf produced", self._has_nonfinite(), id="bp-nonfinite",
+                           compact=True)
+            yield Static("", id="bp-error", markup=False)
+            with Horizontal():
+                yield Button("Remove selected (del)", id="bp-remove")
+                yield Button("Close (esc)", id="bp-close")
+
+    def on_mount(self) -> None:
+        self._refill()
+        self.query_one("#bp-input", Input).focus()
+
+    def _has_nonfinite(self) -> bool:
+        return any(b.kind == "nonfinite" for b in self.session.breakpoints)
+
+    def _refill(self) -> None:
+        ol = self.query_one("#bp-list", OptionList)
+        ol.clear_options()
+        if self.session.breakpoints:
+            ol.add_options([describe_breakpoint(b) for b in self.session.breakpoints])
+            ol.highlighted = ol.option_count - 1
+        with self.prevent(Checkbox.Changed):
+            self.query_one("#bp-nonfinite", Checkbox).value = self._has_nonfinite()
+
+    def _changed(self, error: str = "") -> None:
+        self.query_one("#bp-error", Static).update(error)
+        self._refill()
+        self.on_change()
+
+    @on(Input.Submitted, "#bp-input")
+    def add(self) -> None:
+        """Add the typed breakpoint (the text stays when it is wrong, to be fixed)."""
+        box = self.query_one("#bp-input", Input)
+        try:
+            kind, value = parse_breakpoint(box.value, self.session, self.op_lines)
+            self.session.add_breakpoint(kind, value)
+        except HloLabError as e:
+            self.query_one("#bp-error", Static).update(e.message)
+            return
+        box.value = ""
+        self._changed()
+
+    @on(Checkbox.Changed, "#bp-nonfinite")
+    def _toggle_nonfinite(self, event: Checkbox.Changed) -> None:
+        for b in [b for b in self.session.breakpoints if b.kind == "nonfinite"]:
+            self.session.remove_breakpoint(b)
+        if event.value:
+            self.session.add_breakpoint("nonfinite")
+        self._changed()
+
+    @on(Button.Pressed, "#bp-remove")
+    def action_remove(self) -> None:
+        ol = self.query_one("#bp-list", OptionList)
+        if ol.highlighted is None or not self.session.breakpoints:
+            self.query_one("#bp-error", Static).update("no breakpoint selected")
+            return
+        self.session.remove_breakpoint(self.session.breakpoints[ol.highlighted])
+        self._changed()
+
+    @on(Button.Pressed, "#bp-close")
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def unsaved_text(self) -> str | None:
+        """A typed breakpoint not added yet (asked about on quit)."""
+        text = self.query_one("#bp-input", Input).value.strip()
+        return f"the breakpoint {text!r} typed but not added" if text else None
+
 
 class StepperScreen(Screen):
     """Step a program, look at each op instance's values, trace output elements."""
@@ -251,6 +454,7 @@ class StepperScreen(Screen):
         Binding("c", "run", "cont", id="stepper.continue"),
         Binding("g", "run_to_cursor", "to line", id="stepper.to_cursor"),
         Binding("t,f9", "toggle_breakpoint", "break", id="stepper.breakpoint"),
+        Binding("B", "breakpoints", "breakpoints", show=False, id="stepper.breakpoints"),
         Binding("e", "trace", "trace", id="stepper.trace"),
         Binding("r", "restart", "restart", show=False, id="stepper.restart"),
         Binding("i", "inputs", "inputs", show=False, id="stepper.inputs"),
@@ -276,10 +480,8 @@ class StepperScreen(Screen):
         self.trace_lines: set[int] = set()
         self.last_stop: Stop | None = None
         self.busy: str | None = None  # the label of the command running in the worker
-        self._draft = ""  # text in the paste dialog that did not load (kept, never lost)
-        self._queue: deque[tuple[str, Callable[[Session], Stop], bool]] = deque()  # keys typed while busy
-        self._busy_chunked = False
-        self._cancel = threading.Event()  # esc during a chunked run
+        self._draft = ""  # text in the paste dialog that did not load (also saved on disk)
+        self._queue: deque[tuple[str, Callable[[Session], Stop]]] = deque()  # keys typed while busy
 
     # --- layout ----------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -504,7 +706,7 @@ class StepperScreen(Screen):
         self.query_one("#stepper-busy").set_class(self.busy is not None, "-shown")
 
     # --- running commands ---------------------------------------------------------------
-    def _command(self, label: str, fn: Callable[[Session], Stop], chunked: bool = False) -> None:
+    def _command(self, label: str, fn: Callable[[Session], Stop]) -> None:
         """Run a session command in a worker thread (one at a time)."""
         if self.session is None:
             self.show_message(str(self.load_error or "no program loaded") +
@@ -512,11 +714,9 @@ class StepperScreen(Screen):
             return
         if self.busy is not None:  # keys typed ahead run in order (esc drops them)
             if len(self._queue) < QUEUE_LIMIT:
-                self._queue.append((label, fn, chunked))
+                self._queue.append((label, fn))
             return
         self.busy = label
-        self._busy_chunked = chunked
-        self._cancel.clear()
         self._show_status()
         self._ticker = self.set_interval(0.25, self._show_status)
         self._run_worker(label, fn)
@@ -607,8 +807,8 @@ class StepperScreen(Screen):
 
     @_guarded
     def action_run(self) -> None:
-        """Continue to a breakpoint or the end (in chunks, so esc stops it cleanly)."""
-        self._command("running", self._chunked(lambda s, n: s.run(max_steps=n)), chunked=True)
+        """Continue to a breakpoint, the end or the session's run budget (esc stops it)."""
+        self._command("running", lambda s: s.run())
 
     @_guarded
     def action_run_to_cursor(self) -> None:
@@ -616,26 +816,7 @@ class StepperScreen(Screen):
         if not self._has_op(line):
             self.notify(f"no op starts on line {line}", severity="warning")
             return
-        self._command(f"running to line {line}",
-                      self._chunked(lambda s, n: s.run_to(line=line, max_steps=n)), chunked=True)
-
-    def _chunked(self, call: Callable[[Session, int], Stop]) -> Callable[[Session], Stop]:
-        """A long run as a loop of short ones, checking for esc between them. (Session.interrupt
-        can also stop the interpreter mid-op, which ends the run for good; between chunks
-        the run can go on.) The session's run budget still applies to the whole."""
-
-        def run(s: Session) -> Stop:
-            done = 0
-            while True:
-                n = min(RUN_CHUNK, s.run_budget - done)
-                stop = call(s, n)
-                done += n
-                if stop.reason != "budget" or done >= s.run_budget:
-                    return stop
-                if self._cancel.is_set():
-                    return Stop("interrupted", s.current)
-
-        return run
+        self._command(f"running to line {line}", lambda s: s.run_to(line=line))
 
     @_guarded
     async def action_restart(self) -> None:
@@ -667,6 +848,25 @@ class StepperScreen(Screen):
         self.query_one(SourceView).set_breakpoints({int(b.value) for b in s.breakpoints if b.kind == "line"})
         self._show_status()
 
+    @_guarded
+    def action_breakpoints(self) -> None:
+        """The breakpoints dialog: op names, SSA names, lines, the first NaN/Inf."""
+        if self.session is None:
+            self.notify("no program loaded", severity="warning")
+            return
+        if self.busy is not None:  # the worker reads the breakpoints while it runs
+            self.notify("busy: esc interrupts", severity="warning")
+            return
+        self.app.push_screen(BreakpointsDialog(self.session, set(self.query_one(SourceView).op_lines),
+                                               self._breakpoints_changed))
+
+    def _breakpoints_changed(self) -> None:
+        s = self.session
+        if s is not None:
+            self.query_one(SourceView).set_breakpoints({int(b.value) for b in s.breakpoints
+                                                        if b.kind == "line"})
+        self._show_status()
+
     def _has_op(self, line: int) -> bool:
         return line in self.query_one(SourceView).op_lines
 
@@ -674,11 +874,7 @@ class StepperScreen(Screen):
     def action_escape(self) -> None:
         if self.busy is not None and self.session is not None:
             self._queue.clear()
-            if self._busy_chunked and not self._cancel.is_set():  # stops at its next chunk
-                self._cancel.set()
-                self.notify("stopping… (esc again forces it inside the current op)", timeout=3)
-            else:
-                self.session.interrupt()
+            self.session.interrupt()  # after the current op: the run can go on
             return
         if self.trace is not None:
             self.clear_trace()
@@ -791,7 +987,8 @@ class StepperScreen(Screen):
         if self.busy is not None:
             self.notify("busy: esc interrupts", severity="warning")
             return
-        text = self._draft or (self.source if self.load_error is not None else "")
+        # the draft (saved on disk: also one from an earlier run), else the text to fix
+        text = load_draft() or self._draft or (self.source if self.load_error is not None else "")
         path = self.path if self.load_error is not None and self.path else ""
         self.app.push_screen(ProgramDialog(text, path or ""), self._opened)
 
@@ -802,9 +999,16 @@ class StepperScreen(Screen):
         if result.session is None:
             self._draft = result.text
             return
-        self._draft = ""
+        if result.path is None:  # the pasted text loaded: no draft left (a path leaves it)
+            self._draft = ""
         self.input_files = []
         await self.load(result.text, result.path, result.session)
+
+    def unsaved_text(self) -> str | None:
+        """The paste draft when it could not be saved on disk (asked about on quit)."""
+        if self._draft.strip() and not load_draft():
+            return "pasted program text (the draft could not be saved)"
+        return None
 
     @_guarded
     def action_inputs(self) -> None:

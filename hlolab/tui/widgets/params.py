@@ -3,7 +3,13 @@
 One field per ``Param``: a Select for enums, a Switch for bools, an Input for
 everything else, checked on every keystroke by the parameter's own ``parse``
 (a bad field turns red with the expected form in its tooltip). Above them the
-preset selector, below them the input fill (iota / random) and its seed.
+preset selector, below them the input fill (iota / random / custom) and its seed.
+The custom fill takes an operand's values as a dense literal body (``[[1, 2], [3, 4]]``,
+``dense<…>``, a scalar that broadcasts), parsed by ``hlolab.ir.dense`` against the
+operand's type; the operands it does not name are iota-filled.
+
+A verification error that names parameters (``index_vector_dim = 7 …``) gives those
+fields the ``-error`` style (``mark_errors``) until the parameters build again.
 
 The panel posts ``ParamPanel.Changed`` with the texts of every field; typing
 is debounced (``DEBOUNCE`` seconds after the last key), Enter, a Select or a
@@ -13,21 +19,78 @@ op's verification (the explorer shows that message).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.timer import Timer
 from textual.validation import ValidationResult, Validator
 from textual.widgets import Input, Label, Select, Switch
 
 from hlolab.errors import HloLabError
-from hlolab.ops.examples import OpSchema, Param
+from hlolab.ops.examples import OpSchema, Param, ParamError
+from hlolab.types import TensorType
 
-FILLS = ("iota", "random")
+FILLS = ("iota", "random", "custom")
+CUSTOM_HINT = "[[1, 2], [3, 4]] · dense<…> · 7"
+
+
+# --- custom input values -------------------------------------------------------------------
+
+def parse_values(text: str, t: TensorType, operand: str = "") -> np.ndarray:
+    """Values for an operand of type ``t`` from a dense literal (``dense<[[1, 2]]>``, with
+    or without ``: tensor<…>``), a bare body (``[[1, 2]]``) or a scalar (broadcast):
+    MLIR's own literal rules (``hlolab.ir.dense``), exact element type. ParamError says why not."""
+    from hlolab.ir.dense import DenseSyntaxError, parse_dense
+    from hlolab.ir.parser import parse_type
+
+    who = f"custom values for %{operand}" if operand else "custom values"
+    body = text.strip()
+    if not body:
+        raise ParamError(f"{who}: empty; e.g. {CUSTOM_HINT}")
+    if body.startswith("dense<"):
+        head, colon, typ = body.rpartition(":") if ":" in body else (body, "", "")
+        head = head.strip()
+        if not head.endswith(">"):
+            raise ParamError(f"{who}: a dense literal ends with '>', as in dense<[1, 2]>")
+        if colon:
+            try:
+                given = parse_type(typ.strip(), "<custom values>")
+            except HloLabError as e:
+                raise ParamError(f"{who}: cannot read the type {typ.strip()!r}: {e.message}") from None
+            if not isinstance(given, TensorType) or given.shape != t.shape:
+                raise ParamError(f"{who}: the literal's type {typ.strip()} does not have the "
+                                 f"operand's shape ({t})")
+        body = head[len("dense<"):-1]
+    try:
+        return parse_dense(body, t)
+    except DenseSyntaxError as e:
+        raise ParamError(f"{who}: {e.message} (at character {e.offset + 1} of the values; "
+                         f"the operand is {t})") from None
+    except HloLabError as e:
+        raise ParamError(f"{who}: {e.message}") from None
+
+
+def operand_types(schema: OpSchema, preset: str, params: dict[str, str]) -> list[tuple[str, TensorType]]:
+    """(name, type) of the ``@main`` arguments the op's example takes, for these parameters."""
+    parts = schema.build(schema.resolve(preset, dict(params)))
+    return [(o.name, o.type) for o in [*parts.operands, *getattr(parts, "captures", [])]]
+
+
+def named_params(message: str, names: Sequence[str]) -> set[str]:
+    """The parameters an error message is about: those it gives a value (``name = …``),
+    else those it mentions as words. A message naming every parameter names none."""
+    def found(pattern: str) -> set[str]:
+        return {n for n in names if re.search(pattern.format(re.escape(n)), message)}
+
+    hits = found(r"(?<![\w%]){}\s*=(?!=)") or found(r"(?<![\w%]){}(?!\w)")
+    return set() if len(names) > 1 and len(hits) == len(names) else hits
 
 
 class ParamValidator(Validator):
@@ -63,6 +126,7 @@ class Request:
     params: dict[str, str]
     fill: str
     seed: int
+    custom: tuple[tuple[str, str], ...] = ()  # (operand name, values text) for the custom fill
 
 
 class ParamPanel(VerticalScroll):
@@ -75,8 +139,12 @@ class ParamPanel(VerticalScroll):
     ParamPanel Label { margin-top: 1; color: $text-muted; width: 1fr; }
     ParamPanel Label.first { margin-top: 0; }
     ParamPanel Input.-invalid { color: $error; }
+    ParamPanel Input.-error, ParamPanel Switch.-error { background: $error 35%; }
+    ParamPanel Select.-error > SelectCurrent { background: $error 35%; }
     ParamPanel Switch { border: none; padding: 0; height: 1; }
     ParamPanel #fill-row { height: auto; }
+    ParamPanel #custom-box { height: auto; display: none; }
+    ParamPanel #custom-box.-shown { display: block; }
     """
 
     class Changed(Message):
@@ -101,6 +169,9 @@ class ParamPanel(VerticalScroll):
         self._fill = fill
         self._seed = seed
         self._timer: Timer | None = None
+        self.custom_texts: dict[str, str] = {}  # operand name -> its custom values text
+        self.operands: list[tuple[str, TensorType]] = []
+        self.marked: set[str] = set()  # parameters the last error names
 
     # --- fields ---------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -116,7 +187,21 @@ class ParamPanel(VerticalScroll):
             yield self._field(p, values[p.name])
         yield Label("fill")
         yield Select([(f, f) for f in FILLS], value=self._fill, allow_blank=False, id="fill", compact=True,
-                     tooltip="input values: iota counts 0, 1, 2, ... across operands; random is seeded")
+                     tooltip="input values: iota counts 0, 1, 2, ... across operands; random is seeded; "
+                             "custom: type an operand's values")
+        try:
+            self.operands = operand_types(self.schema, self.preset, self.initial)
+        except Exception:  # noqa: BLE001 - bad parameters: the operand list comes with a good build
+            self.operands = []
+        names = [n for n, _ in self.operands]
+        with Vertical(id="custom-box", classes="-shown" if self._fill == "custom" else ""):
+            yield Label("custom values for")
+            first: dict[str, Any] = {"value": names[0]} if names else {}
+            yield Select([(f"%{n}", n) for n in names], allow_blank=True,  # an op may take none
+                         id="custom-operand", compact=True, tooltip="the operand the values below are for",
+                         **first)
+            yield Input("", placeholder=CUSTOM_HINT, id="custom-values", compact=True,
+                        tooltip=self._custom_tip(names[0] if names else None))
         yield Label("seed")
         yield Input(str(self._seed), id="seed", compact=True, validators=[SeedValidator()],
                     tooltip="seed of the random fill")
@@ -132,6 +217,63 @@ class ParamPanel(VerticalScroll):
         hint = {"ints": "none", "pairs": "none", "shape": "scalar", "number": "identity"}.get(p.kind, "")
         return Input(p.format(value), placeholder=hint, id=wid, compact=True, tooltip=tip,
                      validators=[ParamValidator(p)])
+
+    def _custom_tip(self, name: str | None) -> str:
+        t = dict(self.operands).get(name) if name else None
+        return (f"values of %{name} : {t}: a dense literal body like {CUSTOM_HINT.split(' · ')[0]}, "
+                "dense<…>, or one number for every element; Enter applies" if t is not None else
+                "the op's operands appear once its parameters build")
+
+    def set_operands(self, operands: list[tuple[str, TensorType]]) -> None:
+        """The operands of the last good build (their names feed the custom operand choice)."""
+        if [n for n, _ in operands] == [n for n, _ in self.operands]:
+            self.operands = list(operands)
+            self._sync_custom_tip()
+            return
+        self.operands = list(operands)
+        sel = self.query_one("#custom-operand", Select)
+        keep = sel.value
+        names = [n for n, _ in operands]
+        with self.prevent(Select.Changed):
+            sel.set_options([(f"%{n}", n) for n in names])
+            if names:
+                sel.value = keep if keep in names else names[0]
+        self._show_custom_text()
+
+    @property
+    def custom_operand(self) -> str | None:
+        value = self.query_one("#custom-operand", Select).value
+        return value if isinstance(value, str) else None
+
+    def set_custom(self, operand: str, text: str) -> None:
+        """Choose the custom fill and give ``operand`` the values ``text`` (as typing would)."""
+        self.custom_texts[operand] = text
+        with self.prevent(Select.Changed, Input.Changed):
+            self.query_one("#fill", Select).value = "custom"
+            self.query_one("#custom-operand", Select).value = operand
+        self._show_custom_text()
+        self.query_one("#custom-box").set_class(True, "-shown")
+        self.post_changed()
+
+    def _show_custom_text(self) -> None:
+        name = self.custom_operand
+        with self.prevent(Input.Changed):
+            self.query_one("#custom-values", Input).value = self.custom_texts.get(name, "") if name else ""
+        self._sync_custom_tip()
+
+    def _sync_custom_tip(self) -> None:
+        self.query_one("#custom-values", Input).tooltip = self._custom_tip(self.custom_operand)
+
+    def mark_errors(self, message: str) -> set[str]:
+        """Error style on the fields ``message`` names (none when it is ""); returns their names."""
+        custom = message.startswith("custom values")
+        params = [p.name for p in self.schema.params]
+        names = set() if custom or not message else named_params(message, params)
+        for p in self.schema.params:
+            self.field(p.name).set_class(p.name in names, "-error")
+        self.query_one("#custom-values", Input).set_class(custom, "-error")
+        self.marked = names | ({"custom-values"} if custom else set())
+        return names
 
     def field(self, name: str) -> Input | Select | Switch:
         """The widget of parameter ``name``."""
@@ -165,7 +307,8 @@ class ParamPanel(VerticalScroll):
             return None, f"seed: cannot read {seed_text!r}: expected an integer"
         fill = str(self.query_one("#fill", Select).value)
         preset = str(self.query_one("#preset", Select).value)
-        return Request(self.schema.op, preset, texts, fill, seed), ""
+        custom = tuple((k, v) for k, v in self.custom_texts.items() if v.strip()) if fill == "custom" else ()
+        return Request(self.schema.op, preset, texts, fill, seed, custom), ""
 
     def set_preset(self, preset: str) -> None:
         """Show the values of ``preset`` in every field (no Changed for each)."""
@@ -208,6 +351,11 @@ class ParamPanel(VerticalScroll):
     @on(Input.Changed)
     def _typed(self, event: Input.Changed) -> None:
         event.stop()
+        if event.input.id == "custom-values":
+            name = self.custom_operand
+            if name is None:
+                return
+            self.custom_texts[name] = event.value
         if self._timer is not None:
             self._timer.stop()
         self._timer = self.set_timer(self.DEBOUNCE, self.post_changed)
@@ -220,6 +368,11 @@ class ParamPanel(VerticalScroll):
     @on(Select.Changed)
     def _selected(self, event: Select.Changed) -> None:
         event.stop()
+        if event.select.id == "custom-operand":  # another operand's text: nothing to rebuild
+            self._show_custom_text()
+            return
+        if event.select.id == "fill":
+            self.query_one("#custom-box").set_class(event.value == "custom", "-shown")
         if event.select.id == "preset" and event.value != self.preset:
             self.set_preset(str(event.value))
         self.post_changed()
