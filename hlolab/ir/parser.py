@@ -259,7 +259,11 @@ class Parser:
         if self.accept_punct("]"):
             return out
         while True:
-            out.append(self.parse_int(what))
+            at = self.tok.start
+            v = self.parse_int(what)
+            if not -2**63 <= v < 2**63:  # every integer list of the pretty syntax is i64
+                raise self.error(f"integer {v} is out of range for i64", at)
+            out.append(v)
             if self.accept_punct("]"):
                 return out
             self.expect_punct(",", "or ']' in the integer list")

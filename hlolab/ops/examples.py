@@ -395,7 +395,14 @@ def identity_of(body: str, et: ElementType) -> float | int | bool:
 
 
 def scalar(value: Any, et: str) -> np.ndarray:
-    return np.asarray(value).astype(element_type(et).dtype)
+    """``value`` as a scalar of ``et``; an integer that does not fit is an error, not a wrap."""
+    t = element_type(et)
+    integral = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if integral and getattr(t, "is_int", False):
+        lo, hi = int(t.min_value()), int(t.max_value())
+        if not lo <= int(value) <= hi:
+            raise ParamError(f"value {value} does not fit {et} ([{lo}, {hi}])")
+    return np.asarray(value).astype(t.dtype)
 
 
 def guess(fn: Callable[[], list[TensorType]], et: str) -> list[TensorType]:

@@ -40,6 +40,7 @@ Quantized tensors: NotImplementedOpError.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import ExecutionError
+from hlolab.ir.dense import ELEMENT_BUDGET
 from hlolab.ir.module import Region
 from hlolab.ops.common import (
     check_value,
@@ -222,6 +224,10 @@ def padded_base(x: np.ndarray, fill: Any, lo: Sequence[int], hi: Sequence[int],
     bd = [i + 1 for i in interior]
     shape = [lo_ + (0 if n == 0 else (n - 1) * b + 1) + hi_
              for lo_, n, b, hi_ in zip(lo, x.shape, bd, hi, strict=True)]
+    size = math.prod(max(0, s) for s in shape)
+    if size > ELEMENT_BUDGET:  # refused before allocating, like any tensor over the budget
+        raise ExecutionError(f"the padded input {shape} has {size} elements, over the budget of "
+                             f"{ELEMENT_BUDGET}")
     out = np.full([max(0, s) for s in shape], fill, dtype=x.dtype)
     src, dst = [], []
     for lo_, n, b, size in zip(lo, x.shape, bd, shape, strict=True):
