@@ -402,3 +402,25 @@ def test_random_gathers_infer_what_they_compute():
         starts = np.moveaxis(ex.inputs[1], ivd, -1).reshape(-1, k)
         for c, d in enumerate(start_index_map):
             assert ((starts[:, c] >= 0) & (starts[:, c] <= operand[d] - slice_sizes[d])).all()
+
+
+# Ops that cannot be shown alone in the explorer, each with the reason; every other op in the
+# registry must have a schema (so a new op shows up in the TUI, export and gallery).
+NOT_EXPLORABLE = {
+    "call": "calls another function", "func.call": "calls another function",
+    "stablehlo.composite": "calls another function",
+    "stablehlo.custom_call": "needs a call target hlolab knows",
+    "stablehlo.after_all": "tokens only", "stablehlo.create_token": "tokens only",
+    "stablehlo.tuple": "a tuple result has no grid", "stablehlo.get_tuple_element": "reads a tuple",
+    "stablehlo.constant": "no operands: the literal is the whole story",
+    "interpreter.print": "test harness", "interpreter.probe": "test harness",
+    **{f"check.{n}": "test harness" for n in ("expect_almost_eq", "expect_almost_eq_const", "expect_close",
+                                              "expect_eq", "expect_eq_const", "expect_serialized_eq")},
+}
+
+
+def test_every_registry_op_has_a_schema_or_a_reason_it_cannot_be_explored():
+    from hlolab.ops.registry import all_ops
+
+    missing = {n for n in all_ops() if schema_for(n) is None}
+    assert missing == set(NOT_EXPLORABLE)
