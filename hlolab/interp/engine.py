@@ -26,7 +26,7 @@ RETURN_OPS = frozenset({"func.return", "return", "stablehlo.return"})
 
 DEFAULT_ELEMENT_BUDGET = 2**28  # elements per tensor; refused before allocation
 DEFAULT_STEP_BUDGET = 10_000_000  # executed ops per run (guards runaway while loops)
-DEFAULT_MAX_CALL_DEPTH = 200
+DEFAULT_MAX_CALL_DEPTH = 100  # nested calls; each costs ~7 Python frames of the default 1000
 # for a stepper (Session): executed ops without a yielded event after which a pending
 # interrupt stops the run inside the interpreter. A run that yields events is stopped by its
 # stepper between two events (and can go on); only a loop that yields none (an empty-bodied

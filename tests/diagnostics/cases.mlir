@@ -329,3 +329,9 @@ func.func @main() -> tensor<i32> {
   check.expect_eq_const %0, dense<1> : tensor<i32>
   return %0 : tensor<i32>
 }
+// -----
+// execution: a function that calls itself without end
+func.func @main(%a: tensor<i32>) -> tensor<i32> {
+  %0 = func.call @main(%a) : (tensor<i32>) -> tensor<i32>
+  return %0 : tensor<i32>
+}
