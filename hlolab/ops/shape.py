@@ -500,7 +500,9 @@ def _explain_slice(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
 def slice_(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """result[result_index] = operand[start_indices + result_index * strides]."""
     start, limit, strides = (ctx.ints(k) for k in ("start_indices", "limit_indices", "strides"))
-    return operand[tuple(slice(s, lim, st) for s, lim, st in zip(start, limit, strides, strict=True))].copy()
+    # np.array, not .copy(): indexing a 0-d array with () gives a numpy scalar, not an array
+    index = tuple(slice(s, lim, st) for s, lim, st in zip(start, limit, strides, strict=True))
+    return np.array(operand[index])
 
 
 # --- concatenate ---------------------------------------------------------------------
@@ -626,7 +628,8 @@ def _explain_reverse(ctx: OpCall, inputs: list[Any], outputs: list[Any], result:
 
 def reverse(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """Reverse the order of elements along ``dimensions``."""
-    return np.flip(operand, axis=tuple(ctx.ints("dimensions"))).copy()
+    # np.array, not .copy(): np.flip of a 0-d array gives a numpy scalar, not an array
+    return np.array(np.flip(operand, axis=tuple(ctx.ints("dimensions"))))
 
 
 # --- pad -----------------------------------------------------------------------------

@@ -224,7 +224,9 @@ def _argsort_key(key: np.ndarray, et: ElementType, rec: Recognized) -> np.ndarra
 
 def _rows(x: np.ndarray, dim: int) -> np.ndarray:
     """The 1-D slices along ``dim`` as rows of a (rows, n) array."""
-    return np.moveaxis(x, dim, -1).reshape(-1, x.shape[dim])
+    # the row count explicitly: reshape(-1, 0) is ambiguous for zero-size tensors
+    rows = int(np.prod(x.shape[:dim] + x.shape[dim + 1:], dtype=np.int64))
+    return np.moveaxis(x, dim, -1).reshape(rows, x.shape[dim])
 
 
 def _unrows(rows: np.ndarray, shape: tuple[int, ...], dim: int) -> np.ndarray:

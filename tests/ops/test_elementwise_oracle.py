@@ -3,7 +3,7 @@
 Each case prints a one-op StableHLO module, compiles it with XLA:CPU through
 jax's client and runs it on the same inputs as hlolab. Integer and boolean
 ops must agree bit for bit; exactly rounded float ops too; transcendental ops
-within the ULP bounds of ``ULP_BOUNDS`` below.
+within the ULP bounds of ``ULP_BOUNDS`` in tests/oracle/ulp_table.py.
 
 Known XLA:CPU behaviours the comparison accounts for (hlolab follows the spec):
 
@@ -39,36 +39,12 @@ jax = pytest.importorskip("jax", reason="SKIPPED LOUDLY: jax is not installed (p
 from hlolab.interp.single import apply_op, value_type  # noqa: E402
 from hlolab.numerics import to_bits, ulp_distance  # noqa: E402
 from hlolab.types import TensorType, element_type, element_type_of_dtype  # noqa: E402
+from tests.oracle.ulp_table import ULP_BOUNDS  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
-# ---- the ONE table of transcendental bounds ----------------------------------------
-# ulps between hlolab and XLA:CPU per element type; "complex" is a relative bound
-# |hlolab - xla| <= k * eps * |xla| for complex<f32> / complex<f64>. None: not compared.
-# Inputs: |x| up to ~2^8 for the trig functions, moderate ranges elsewhere (see DOMAINS).
-ULP_BOUNDS: dict[str, dict[str, int | None]] = {
-    # mostly XLA's own error: hlolab's complex results are within ~2 eps of the exact
-    # value (measured in extended precision) except atan2, whose reference-interpreter
-    # formula loses ~100 eps near x^2 + y^2 = 0 (XLA: ~50 eps)
-    "sine":                  dict(f32=2, f64=1, f16=1, bf16=1, f8=1, complex=16),
-    "cosine":                dict(f32=2, f64=1, f16=1, bf16=1, f8=1, complex=16),
-    "tan":                   dict(f32=3, f64=2, f16=1, bf16=1, f8=1, complex=16),
-    "tanh":                  dict(f32=5, f64=8, f16=1, bf16=1, f8=1, complex=24),  # XLA's tanh
-    "exponential":           dict(f32=2, f64=1, f16=1, bf16=1, f8=1, complex=4),
-    "exponential_minus_one": dict(f32=6, f64=5, f16=2, bf16=1, f8=1, complex=4),
-    "log":                   dict(f32=3, f64=1, f16=1, bf16=1, f8=1, complex=80),
-    "log_plus_one":          dict(f32=3, f64=3, f16=1, bf16=1, f8=1, complex=96),
-    "logistic":              dict(f32=3, f64=3, f16=1, bf16=1, f8=1, complex=16),
-    "rsqrt":                 dict(f32=2, f64=2, f16=1, bf16=1, f8=1, complex=4),
-    "cbrt":                  dict(f32=2, f64=4, f16=1, bf16=1, f8=1, complex=None),  # XLA: no complex cbrt
-    "atan2":                 dict(f32=3, f64=2, f16=1, bf16=1, f8=1, complex=192),
-    "power":                 dict(f32=2, f64=2, f16=1, bf16=1, f8=1, complex=8),
-    # complex arithmetic (relative, eps): numpy and XLA use different formulas
-    "multiply":              dict(complex=2),
-    "divide":                dict(complex=4),
-    "sqrt":                  dict(complex=2),
-    "sign":                  dict(complex=1),
-}
+# the transcendental bounds: tests/oracle/ulp_table.py (the one table of every oracle tolerance)
+
 
 # ---- running one op on XLA:CPU ------------------------------------------------------
 

@@ -204,6 +204,18 @@ def test_slice_strided():
     same(r, [[1, 1], [1, 1]], np.int64)
 
 
+def test_slice_and_reverse_of_a_rank_0_tensor_are_tensors():
+    """Regression (differential suite): slice and reverse of a 0-d tensor returned a numpy
+    scalar, which the executor refused ("stablehlo.slice produced bool")."""
+    for x, et in ((np.array(True), "i1"), (np.array(7, np.int8), "i8"),
+                  (np.array(1.5, ml_dtypes.bfloat16), "bf16")):
+        (r,) = apply_op("stablehlo.slice", [x], {"start_indices": arr(), "limit_indices": arr(),
+                                                 "strides": arr()}, [t((), et)])
+        (v,) = apply_op("stablehlo.reverse", [x], {"dimensions": arr()}, [t((), et)])
+        for out in (r, v):
+            assert isinstance(out, np.ndarray) and out.shape == () and out.dtype == x.dtype and out == x
+
+
 def test_transpose_other_permutation():
     (r,) = apply_op("stablehlo.transpose", [X232], {"permutation": arr(1, 0, 2)}, [t((3, 2, 2))])
     same(r, [[[1, 2], [7, 8]], [[3, 4], [9, 10]], [[5, 6], [11, 12]]], I32)

@@ -87,6 +87,16 @@ def test_every_dim_and_negative_dims(dim):
     assert out[0].tolist() == np.sort(x, axis=dim).tolist()
 
 
+@pytest.mark.parametrize("shape,dim", [("0", 0), ("0x3", 1), ("2x0", 0), ("2x0", 1)])
+def test_zero_size_tensors_sort(shape, dim):
+    """Regression (differential suite): a zero-size operand failed with "cannot reshape array
+    of size 0" (the row count of the sort was reshape(-1, 0))."""
+    dims = tuple(int(d) for d in shape.split("x"))
+    x = np.zeros(dims, np.int32)
+    out, *_ = run_sort(program(["i32"], shape, cmp_body(["i32"]), dim=dim), [x])
+    assert out[0].shape == dims and out[0].dtype == np.int32
+
+
 def test_stable_ties_multi_operand_and_descending():
     keys = np.array([2, 1, 2, 1, 0, 2], np.int8)
     vals = np.arange(6, dtype=np.float32)

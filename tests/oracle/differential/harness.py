@@ -1,0 +1,252 @@
+"""Differential harness: one jax.lax call, lowered to StableHLO text, run by hlolab and by XLA:CPU.
+
+``run_cases`` lowers ``jax.jit(f).lower(*args).as_text()`` (several independent cases may share
+one program: f returns every case's outputs, each compared on its own), runs the text through
+hlolab's parser and executor (``hlolab.runner.run_module``) and, at the same time, through
+XLA:CPU in a persistent spawned worker process that compiles the same text with the options
+jax.jit uses (``tests.xla_oracle.run_xla``) and caches executables by text. If XLA aborts the
+worker (it has, rarely, on reduce_window), the case becomes a test failure naming the cases
+and the program, and the next call starts a new worker.
+
+Comparison (``check``) follows tests/oracle/ulp_table.py: bit-exact (NaN == NaN whatever the
+payload: ulp_table.NAN_RULE), ulps, complex relative, or k * n * eps * sum|terms|.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing as mp
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from hlolab.ir.parser import parse_module
+from hlolab.numerics import to_bits, ulp_distance
+from hlolab.runner import run_module
+from hlolab.types import element_type_of_dtype
+from tests.oracle.ulp_table import Bound, bound
+from tests.xla_oracle import jax  # skips loudly without jax (fails under HLOLAB_REQUIRE_ORACLE)
+
+lax = jax.lax
+XLA_TIMEOUT = 120.0  # seconds for one program on the worker; a hang becomes a failure, not a stall
+
+
+# ---- the XLA:CPU worker ----------------------------------------------------------------------
+
+_EXES: dict[str, Any] = {}
+
+
+def _worker_run(text: str, args: list[np.ndarray]) -> list[np.ndarray]:
+    """In the worker: compile (cached by text) and run on XLA:CPU."""
+    from tests.xla_oracle import CPU, _xla_client
+
+    exe = _EXES.get(text)
+    if exe is None:
+        exe = CPU.compile_and_load(text, CPU.devices()[:1], _xla_client.CompileOptions())
+        _EXES[text] = exe
+    res = exe.execute_sharded([jax.device_put(np.asarray(a), CPU.devices()[0]) for a in args])
+    return [np.asarray(o[0]) for o in res.disassemble_into_single_device_arrays()]
+
+
+def _worker_init() -> None:
+    import tests.xla_oracle  # noqa: F401  (import jax once, at start)
+
+
+class XlaWorker:
+    def __init__(self) -> None:
+        self.pool: cf.ProcessPoolExecutor | None = None
+
+    def submit(self, text: str, args: list[np.ndarray]) -> cf.Future:
+        if self.pool is None:
+            self.pool = cf.ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"),
+                                               initializer=_worker_init)
+        return self.pool.submit(_worker_run, text, args)
+
+    def result(self, fut: cf.Future, what: str) -> list[np.ndarray]:
+        try:
+            return fut.result(timeout=XLA_TIMEOUT)
+        except (cf.process.BrokenProcessPool, cf.TimeoutError) as e:
+            self.restart()
+            raise AssertionError(f"XLA:CPU worker died or hung ({type(e).__name__}) on {what}") from None
+
+    def restart(self) -> None:
+        if self.pool is not None:
+            for p in list(getattr(self.pool, "_processes", {}).values()):
+                p.kill()  # only our own worker
+            self.pool.shutdown(wait=False, cancel_futures=True)
+        self.pool = None
+
+
+WORKER = XlaWorker()
+
+
+# ---- running cases ----------------------------------------------------------------------------
+
+@dataclass
+class Case:
+    """One jax.lax call: ``fn(*args)`` returns an array or a tuple of arrays. ``op``/``variant``
+    select the ulp_table entry; ``terms``: the sum|terms| arrays for ``terms`` bounds (one per
+    output), ``n`` the number of terms combined."""
+    label: str
+    fn: Callable
+    args: list[np.ndarray]
+    op: str
+    variant: str | None = None
+    terms: list[np.ndarray] | None = None
+    n: int = 1
+    n_out: int = field(default=0)
+
+
+def _as_list(x) -> list:
+    return list(x) if isinstance(x, (tuple, list)) else [x]
+
+
+def lower(cases: Sequence[Case]) -> tuple[str, list[np.ndarray]]:
+    """One program computing every case (independent outputs, no shared values)."""
+    counts = [len(c.args) for c in cases]
+
+    def program(*flat):
+        outs, i = [], 0
+        for c, k in zip(cases, counts, strict=True):
+            res = _as_list(c.fn(*flat[i:i + k]))
+            c.n_out = len(res)
+            outs += res
+            i += k
+        return tuple(outs)
+
+    flat = [np.asarray(a) for c in cases for a in c.args]
+    return jax.jit(program).lower(*flat).as_text(), flat
+
+
+def hlolab_run(text: str, args: list[np.ndarray], what: str) -> list[np.ndarray]:
+    res = run_module(parse_module(text, "<jax>"), what, args=list(args))
+    if not res.ok:
+        raise AssertionError(f"hlolab failed on {what}: {res.message}\n{text}")
+    return [np.asarray(o) for o in res.outputs]
+
+
+def describe(cases: Sequence[Case], text: str) -> str:
+    return "cases " + "; ".join(c.label for c in cases) + "\n" + text
+
+
+def run_cases(cases: Sequence[Case], rewrite: Callable[[str], str] | None = None) -> int:
+    """Run ``cases`` as one program on both sides and check each output; returns len(cases).
+    ``rewrite``: an edit of the lowered text where jax cannot spell an attribute (both sides run
+    the edited text)."""
+    text, flat = lower(cases)
+    if rewrite is not None:
+        text = rewrite(text)
+    fut = WORKER.submit(text, flat)
+    what = describe(cases, text)
+    try:
+        ours = hlolab_run(text, flat, what)
+    finally:
+        ref = WORKER.result(fut, what)
+    alt = None
+    if any(_has_denormal(a) for a in flat) or any(_has_denormal(o) for o in ours):
+        alt = [flush(o) for o in hlolab_run(text, [flush(a) for a in flat], what)]
+    i = 0
+    for c in cases:
+        for j in range(c.n_out):
+            et = element_type_of_dtype(ref[i].dtype).name
+            b = bound(c.op, et, c.variant)
+            check(b, ours[i], ref[i], alt[i] if alt is not None and b.ftz else None,
+                  c.terms[j] if c.terms is not None else None, c.n, f"{c.label} output {j}", text)
+            i += 1
+    return len(cases)
+
+
+# ---- comparing ------------------------------------------------------------------------------
+
+_TINY = {np.dtype(np.float32): 2.0**-126, np.dtype(np.float64): 2.0**-1022,
+         np.dtype(ml_dtypes.bfloat16): 2.0**-126}
+
+
+def flush(a: np.ndarray, threshold: float | None = None) -> np.ndarray:
+    """``a`` with f32/f64/bf16 denormals (|x| < threshold) replaced by signed zeros."""
+    if a.dtype.kind == "c":
+        out = np.empty_like(a)
+        out.real, out.imag = flush(np.ascontiguousarray(a.real), threshold), flush(
+            np.ascontiguousarray(a.imag), threshold)
+        return out
+    tiny = threshold if threshold is not None else _TINY.get(a.dtype)
+    if tiny is None:
+        return a
+    with np.errstate(invalid="ignore"):
+        w = a.astype(np.float64)
+    return np.where(np.abs(w) < tiny, np.copysign(0.0, w), w).astype(a.dtype)
+
+
+def _has_denormal(a: np.ndarray) -> bool:
+    return a.size > 0 and not np.array_equal(to_bits_any(flush(a)), to_bits_any(a))
+
+
+def to_bits_any(a: np.ndarray) -> np.ndarray:
+    if a.dtype.kind == "c":
+        return np.stack([to_bits(np.ascontiguousarray(a.real)), to_bits(np.ascontiguousarray(a.imag))])
+    if a.dtype == np.bool_:
+        return a.view(np.uint8)
+    return to_bits(a)
+
+
+def _isnan(a: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "biu" or (a.dtype.kind == "V" and not element_type_of_dtype(a.dtype).is_float):
+        return np.zeros(a.shape, bool)
+    try:
+        with np.errstate(invalid="ignore"):
+            return np.isnan(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64))
+    except (TypeError, ValueError):
+        return np.zeros(a.shape, bool)
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per element: identical bits (so -0.0 != +0.0), or NaN on both sides (NAN_RULE); complex:
+    per part."""
+    if a.dtype.kind == "c":
+        return same_bits(np.ascontiguousarray(a.real), np.ascontiguousarray(b.real)) & \
+            same_bits(np.ascontiguousarray(a.imag), np.ascontiguousarray(b.imag))
+    if a.dtype == np.bool_:
+        return a == b
+    return (to_bits(a) == to_bits(b)) | (_isnan(a) & _isnan(b))
+
+
+def _report(bad: np.ndarray, ours, ref, what: str, text: str, how: str) -> None:
+    if bad.any():
+        idx = np.argwhere(bad)[:5]
+        sample = [(tuple(int(v) for v in i), ours[tuple(i)].item(), ref[tuple(i)].item()) for i in idx]
+        raise AssertionError(f"{what}: {int(bad.sum())} of {bad.size} elements {how}; "
+                             f"(index, hlolab, xla): {sample}\n{text}")
+
+
+def check(b: Bound, ours: np.ndarray, ref: np.ndarray, alt: np.ndarray | None, terms, n: int,
+          what: str, text: str = "") -> None:
+    assert ours.dtype == ref.dtype and ours.shape == ref.shape, \
+        f"{what}: hlolab {ours.dtype}{ours.shape} vs xla {ref.dtype}{ref.shape}\n{text}"
+    ok = same_bits(ours, ref)
+    if alt is not None:
+        ok |= same_bits(alt, ref)
+    if b.kind == "exact" or ok.all():
+        _report(~ok, ours, ref, what, text, "differ from XLA (bit-exact)")
+        return
+    if b.kind == "ulp":
+        dist = ulp_distance(flush(ours), ref)
+        if alt is not None:
+            dist = np.minimum(dist, ulp_distance(alt, ref))
+        ok |= dist <= b.k
+        _report(~ok, ours, ref, what, text, f"are more than {b.k} ulp from XLA")
+        return
+    c128 = np.complex128 if ref.dtype.kind == "c" else np.float64
+    with np.errstate(invalid="ignore", over="ignore"):
+        o, r = ours.astype(c128), ref.astype(c128)
+        err = np.abs(o - r)
+        eps = float(ml_dtypes.finfo(ref.real.dtype if ref.dtype.kind == "c" else ref.dtype).eps)
+        if b.kind == "rel":
+            lim = b.k * eps * np.abs(r) + float(ml_dtypes.finfo(np.float32).tiny)
+        else:  # terms; eps of the result type bounds both XLA's and hlolab's accumulation
+            tiny = float(ml_dtypes.finfo(np.float32).tiny)
+            lim = b.k * max(n, 1) * eps * np.asarray(terms, np.float64) + eps * np.abs(r) + tiny
+        ok |= err <= lim
+    _report(~ok, ours, ref, what, text, f"exceed the {b.kind} bound k={b.k}")

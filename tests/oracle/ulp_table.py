@@ -1,0 +1,166 @@
+"""THE table of tolerances for comparing hlolab with XLA:CPU.
+
+Every tolerance the oracle suites use comes from here (tests/oracle/differential/*
+and tests/ops/test_elementwise_oracle.py read it). An entry is a ``Bound``:
+
+* ``exact``  bit patterns equal; NaN equals NaN whatever its sign and payload (NAN_RULE).
+* ``ulp``    at most ``k`` units in the last place of the result type apart.
+* ``rel``    complex results: |hlolab - xla| <= k * eps * |xla|.
+* ``terms``  reductions / contractions: |hlolab - xla| <= k * n * eps * sum|terms| + eps_out * |xla|,
+             n the number of terms combined, eps the unit roundoff of the accumulation type.
+
+Where XLA:CPU's result may be the one of its flush-to-zero arithmetic (``ftz=True``), XLA's
+value is also accepted when it equals hlolab's result on flushed inputs with flushed
+outputs (FTZ_RULE). Each entry names the spec passage (/work/shared/seeds, StableHLO
+specification, section in parentheses) that leaves the result to the implementation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# --- spec passages (StableHLO specification, 003_*.txt) ---------------------------------------
+ACCURACY = ('"At the moment, StableHLO does not provide guarantees about numerical accuracy" '
+            "(Execution / Accuracy)")
+FP_EXCEPTIONS = ('"Exceptions for nonstandard operations (e.g. complex arithmetic and certain '
+                 'transcendental functions) are implementation-defined" (Errors / Floating-point exceptions)')
+REDUCE_ORDER = ('"The order of reductions is implementation-defined" (reduce; reduce_window and '
+                'dot_general/convolution are defined through reduce and a "schedule" that is '
+                '"an implementation-defined ... binary tree")')
+PRECISION = ('"precision_config controls the tradeoff between speed and accuracy ... the semantics of '
+             'these enum values is underspecified" (dot_general)')
+CONVERT_TBD = ('"if the source value can be exactly represented in the destination type, the result '
+               'value is that exact representation. Otherwise, the behavior is TBD" (convert)')
+IEEE = ('"floating point numbers following IEEE-754 conventions" (Types); IEEE-754 leaves NaN '
+        "payloads to the implementation")
+
+NAN_RULE = ("Two NaNs agree whatever their sign and payload bits: XLA:CPU quiets signalling NaNs and "
+            "computes narrow floats through f16/f32, which changes payloads. " + IEEE)
+FTZ_RULE = ("XLA:CPU runs f32/f64 (and bf16, computed in f32) arithmetic with flush-to-zero / "
+            "denormals-are-zero; hlolab keeps denormals as IEEE-754 does. " + ACCURACY)
+
+
+@dataclass(frozen=True)
+class Bound:
+    kind: str  # "exact" | "ulp" | "rel" | "terms"
+    k: float = 0
+    reason: str = ""
+    ftz: bool = False
+
+
+EXACT = Bound("exact", 0, "bit-exact: integers, booleans, data movement and exactly rounded IEEE-754 ops")
+EXACT_FTZ = Bound("exact", 0, "exactly rounded IEEE-754 arithmetic; " + FTZ_RULE, ftz=True)
+
+# ---- transcendental element-wise ops: ulps per element type ("complex": rel bound in eps) ------
+# Measured maxima of |hlolab - XLA:CPU| (mostly XLA's own error: hlolab's complex results are
+# within ~2 eps of the exact value except atan2, whose reference formula loses ~100 eps near
+# x^2 + y^2 = 0). f8: XLA computes through f16 and rounds twice. None: not compared.
+_TRANSCENDENTAL_WHY = "XLA:CPU's polynomial approximations vs numpy/libm. " + ACCURACY
+ULP_BOUNDS: dict[str, dict[str, int | None]] = {
+    "sine":                  dict(f32=2, f64=1, f16=1, bf16=1, f8=1, complex=16),
+    "cosine":                dict(f32=2, f64=1, f16=1, bf16=1, f8=1, complex=16),
+    "tan":                   dict(f32=3, f64=2, f16=1, bf16=1, f8=1, complex=16),
+    "tanh":                  dict(f32=5, f64=8, f16=1, bf16=1, f8=1, complex=24),
+    "exponential":           dict(f32=2, f64=1, f16=1, bf16=1, f8=1, complex=4),
+    "exponential_minus_one": dict(f32=6, f64=5, f16=2, bf16=1, f8=1, complex=4),
+    "log":                   dict(f32=3, f64=1, f16=1, bf16=1, f8=1, complex=80),
+    "log_plus_one":          dict(f32=3, f64=3, f16=1, bf16=1, f8=1, complex=96),
+    "logistic":              dict(f32=3, f64=3, f16=1, bf16=1, f8=1, complex=16),
+    "rsqrt":                 dict(f32=2, f64=2, f16=1, bf16=1, f8=1, complex=4),
+    "cbrt":                  dict(f32=2, f64=4, f16=1, bf16=1, f8=1, complex=None),  # no complex cbrt
+    "atan2":                 dict(f32=3, f64=2, f16=1, bf16=1, f8=1, complex=192),
+    "power":                 dict(f32=2, f64=2, f16=1, bf16=1, f8=1, complex=8),
+    # complex arithmetic (rel, eps): numpy and XLA use different formulas
+    "multiply":              dict(complex=2),
+    "divide":                dict(complex=4),
+    "sqrt":                  dict(complex=2),
+    "sign":                  dict(complex=1),
+}
+
+# ---- reductions and contractions ---------------------------------------------------------------
+REDUCE_SUM = Bound("terms", 2, "summation order (XLA: vectorized partial sums; bf16/f16 partial sums "
+                   "rounded to the element type, hlolab accumulates in f32). " + REDUCE_ORDER, ftz=True)
+REDUCE_PROD = Bound("terms", 2, "product order; terms = |result|. " + REDUCE_ORDER, ftz=True)
+CONTRACTION = Bound("terms", 2, "summation order of the dot products; sub-f32 operands accumulate in "
+                    "f32, then the result is rounded once more (the eps_out * |xla| term). "
+                    + REDUCE_ORDER + "; " + PRECISION, ftz=True)
+WINDOW_SUM = Bound("terms", 2, "summation order within a window (XLA may fold dilated/padded windows "
+                   "column by column). " + REDUCE_ORDER, ftz=True)
+
+
+# not a tolerance: a documented exclusion of the differential sort cases
+SORT_DAZ = ("sort keys: XLA:CPU's comparator sees f32/f64/bf16 denormals as zero (DAZ), so they tie "
+            "with +-0 and each other and keep their input order; IEEE-754 orders them. " + ACCURACY)
+
+
+POPCNT_I4 = ("popcnt on negative i4: XLA:CPU counts the bits of the sign-extended storage byte "
+             "(popcnt(-8) = 5), the spec counts the value's 4 bits (1); an XLA bug, not a tolerance: "
+             "those inputs are left out of the differential cases.")
+
+
+def _entry(op: str) -> dict[str, Bound]:
+    row = ULP_BOUNDS[op]
+    out = {}
+    for cls, k in row.items():
+        if k is None:
+            continue
+        if cls == "complex":
+            out[cls] = Bound("rel", k, "complex formulas differ (numpy vs XLA). " + FP_EXCEPTIONS, ftz=True)
+        else:
+            out[cls] = Bound("ulp", k, _TRANSCENDENTAL_WHY, ftz=True)
+    return out
+
+
+TABLE: dict[str, dict[str, Bound]] = {op: _entry(op) for op in ULP_BOUNDS}
+for _op in ("multiply", "divide", "sqrt", "sign"):  # real: exactly rounded
+    TABLE[_op]["*"] = EXACT_FTZ
+TABLE.update({
+    # exactly rounded arithmetic on floats (IEEE-754 operations named by the spec)
+    **{op: {"*": EXACT_FTZ} for op in (
+        "add", "subtract", "remainder", "maximum", "minimum", "negate", "abs", "floor", "ceil",
+        "round_nearest_even", "round_nearest_afz", "is_finite", "clamp", "select", "compare")},
+    # integer-only / bit ops
+    **{op: {"*": EXACT} for op in ("and", "or", "xor", "not", "shift_left", "shift_right_arithmetic",
+                                   "shift_right_logical", "popcnt", "count_leading_zeros")},
+    # conversions: bit-exact; XLA's flush of denormal inputs/results accepted
+    "convert": {"*": Bound("exact", 0, "round-to-nearest-even conversions; out-of-range float->int "
+                           "saturates on XLA:CPU and in hlolab. " + CONVERT_TBD + "; " + FTZ_RULE, ftz=True)},
+    "bitcast_convert": {"*": EXACT},
+    "reduce_precision": {"*": EXACT_FTZ},
+    # data movement: bit-exact, no arithmetic (XLA copies bits, no flush)
+    **{op: {"*": EXACT} for op in ("pad", "slice", "dynamic_slice", "dynamic_update_slice", "concatenate",
+                                   "transpose", "broadcast_in_dim", "reshape", "reverse", "iota", "gather",
+                                   "sort", "select_and_scatter", "argmax")},
+    # scatter: unique indices; float add/mul combine one update with the operand (exact rounding)
+    "scatter": {"*": EXACT_FTZ},
+    "reduce": {"sum": REDUCE_SUM, "prod": REDUCE_PROD, "*": EXACT_FTZ},  # max/min/and/or exact
+    "reduce_window": {"sum": WINDOW_SUM, "prod": REDUCE_PROD, "*": EXACT_FTZ},
+    "dot_general": {"*": CONTRACTION},
+    "convolution": {"*": CONTRACTION},
+})
+
+
+def type_class(et: str) -> str:
+    """The column of an element type: f32, f64, f16, bf16, f8, complex, int, bool."""
+    if et.startswith("f8"):
+        return "f8"
+    if et.startswith("complex"):
+        return "complex"
+    if et == "i1":
+        return "bool"
+    if et.startswith(("i", "ui")):
+        return "int"
+    return et
+
+
+def bound(op: str, et: str, variant: str | None = None) -> Bound:
+    """The tolerance of ``op`` on element type ``et`` (``variant``: the body of reduce-like ops,
+    "sum" / "prod" / other). Integers and booleans are always bit-exact."""
+    cls = type_class(et)
+    if cls in ("int", "bool"):
+        return EXACT
+    row = TABLE[op]
+    for key in (variant, cls, "*"):
+        if key is not None and key in row:
+            return row[key]
+    raise KeyError(f"ulp_table has no bound for {op} on {et}")
