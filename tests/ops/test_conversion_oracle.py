@@ -34,6 +34,7 @@ import pytest
 from hlolab.interp.single import apply_op
 from hlolab.ir.attrs import EnumAttr
 from hlolab.types import element_type, element_type_of_dtype, tensor_type
+from tests.oracle.numerics import flush
 from tests.xla_oracle import run_xla
 
 
@@ -79,23 +80,6 @@ def same_values(ours: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return exact | ok
 
 
-_TINY = {np.dtype(np.float32): 2.0**-126, np.dtype(np.float64): 2.0**-1022,
-         np.dtype(ml_dtypes.bfloat16): 2.0**-126}
-
-
-def flush(a: np.ndarray, threshold: float | None = None) -> np.ndarray:
-    """``a`` with f32/f64/bf16 denormals (|x| < threshold) replaced by signed zeros."""
-    if a.dtype.kind == "c":
-        out = np.empty_like(a)
-        out.real, out.imag = flush(np.ascontiguousarray(a.real), threshold), flush(
-            np.ascontiguousarray(a.imag), threshold)
-        return out
-    tiny = threshold if threshold is not None else _TINY.get(a.dtype)
-    if tiny is None:
-        return a
-    with np.errstate(invalid="ignore"):
-        w = a.astype(np.float64)
-    return np.where(np.abs(w) < tiny, np.copysign(0.0, w), w).astype(a.dtype)
 
 
 def is_tiny(a: np.ndarray) -> np.ndarray:

@@ -27,6 +27,7 @@ from hlolab.ir.parser import parse_module
 from hlolab.numerics import to_bits, ulp_distance
 from hlolab.runner import run_module
 from hlolab.types import element_type_of_dtype
+from tests.oracle.numerics import flush
 from tests.oracle.ulp_table import Bound, bound
 from tests.xla_oracle import jax  # skips loudly without jax (fails under HLOLAB_REQUIRE_ORACLE)
 
@@ -161,23 +162,6 @@ def run_cases(cases: Sequence[Case], rewrite: Callable[[str], str] | None = None
 
 # ---- comparing ------------------------------------------------------------------------------
 
-_TINY = {np.dtype(np.float32): 2.0**-126, np.dtype(np.float64): 2.0**-1022,
-         np.dtype(ml_dtypes.bfloat16): 2.0**-126}
-
-
-def flush(a: np.ndarray, threshold: float | None = None) -> np.ndarray:
-    """``a`` with f32/f64/bf16 denormals (|x| < threshold) replaced by signed zeros."""
-    if a.dtype.kind == "c":
-        out = np.empty_like(a)
-        out.real, out.imag = flush(np.ascontiguousarray(a.real), threshold), flush(
-            np.ascontiguousarray(a.imag), threshold)
-        return out
-    tiny = threshold if threshold is not None else _TINY.get(a.dtype)
-    if tiny is None:
-        return a
-    with np.errstate(invalid="ignore"):
-        w = a.astype(np.float64)
-    return np.where(np.abs(w) < tiny, np.copysign(0.0, w), w).astype(a.dtype)
 
 
 def _has_denormal(a: np.ndarray) -> bool:
