@@ -1154,21 +1154,76 @@ def _parse_conv_letters(text: str) -> tuple[ConvDims, list[str]]:
     return dims, [list(i), list(k), list(o)]
 
 
-def _contraction_schemas() -> None:
+def _conv_example_params(padding_doc: str, padding_default: Any) -> tuple[Any, ...]:
+    """The parameters convolution and dynamic_conv share (the padding differs only in where it goes)."""
+    from hlolab.ops.examples import Param, dtype_param, int_param, ints_param, shape_param
+
+    return (
+        shape_param("lhs", (1, 5, 5, 1), "the input (layout per dimension_numbers)"),
+        shape_param("rhs", (3, 3, 1, 1), "the kernel (layout per dimension_numbers)"),
+        ints_param("stride", (1,), "window_strides: one value for every spatial dim, or one per dim"),
+        Param("padding", "pairs", padding_default, padding_doc),
+        ints_param("lhs_dilation", (1,), "base dilation of lhs: holes between input elements"),
+        ints_param("rhs_dilation", (1,), "kernel dilation: holes between kernel elements"),
+        ints_param("window_reversal", (0,), "1 reverses the kernel in that spatial dim"),
+        int_param("feature_group_count", 1, "feature groups (depthwise when = input features)"),
+        int_param("batch_group_count", 1, "batch groups"),
+        Param("dimension_numbers", "text", "b01f,01io->b01f", "input, kernel, output layouts"),
+        dtype_param("f32"),
+    )
+
+
+def _conv_example_parts(p: dict[str, Any], padding_operand: bool) -> Any:
+    """One convolution (or dynamic_conv, whose padding is a [N - 2, 2] operand (C4)) from ``p``."""
     from hlolab.ops.examples import (
         Operand,
         OpParts,
-        OpSchema,
-        Param,
         array_i1,
         array_i64,
         broadcast_ints,
         broadcast_pairs,
         dense_pairs,
+        guess,
+        ttype,
+    )
+
+    dims, letters = _parse_conv_letters(p["dimension_numbers"])
+    n = len(dims.input_spatial_dimensions)
+    strides = broadcast_ints(p["stride"], n)
+    padding = broadcast_pairs(p["padding"], n)
+    lhs_dil = broadcast_ints(p["lhs_dilation"], n)
+    rhs_dil = broadcast_ints(p["rhs_dilation"], n)
+    reversal = tuple(bool(v) for v in broadcast_ints(p["window_reversal"], n))
+
+    def infer() -> list[TensorType]:
+        cp = ConvParams(strides, None if padding_operand else padding, lhs_dil, rhs_dil, reversal, dims,
+                        p["feature_group_count"], p["batch_group_count"])
+        return [ttype(conv_result_shape(p["lhs"], p["rhs"], cp, padding), p["dtype"])]
+    i, k, o = (", ".join(x) for x in letters)
+    attrs = {"window_strides": array_i64(strides),
+             "lhs_dilation": array_i64(lhs_dil), "rhs_dilation": array_i64(rhs_dil),
+             "window_reversal": array_i1(reversal),
+             "dimension_numbers": f"#stablehlo.conv<[{i}]x[{k}]->[{o}]>",
+             "feature_group_count": f"{p['feature_group_count']} : i64",
+             "batch_group_count": f"{p['batch_group_count']} : i64"}
+    operands = [Operand("lhs", ttype(p["lhs"], p["dtype"])),
+                Operand("rhs", ttype(p["rhs"], p["dtype"]), restart=True)]
+    if padding_operand:
+        pad = np.array(padding, dtype=np.int64).reshape(len(padding), 2)
+        operands.append(Operand("padding", ttype(pad.shape, p["padding_dtype"]), pad))
+    else:
+        attrs["padding"] = dense_pairs(padding) if padding else "dense<0> : tensor<0x2xi64>"
+    return OpParts(operands, guess(infer, p["dtype"]), attrs)
+
+
+def _contraction_schemas() -> None:
+    from hlolab.ops.examples import (
+        Operand,
+        OpParts,
+        OpSchema,
         dtype_param,
         guess,
         int_list,
-        int_param,
         ints_param,
         register_schema,
         shape_param,
@@ -1207,43 +1262,8 @@ def _contraction_schemas() -> None:
                                     "rhs": [[[1, 0], [0, 1]], [[1, 0], [0, 1]]]}}},
         dot_build, doc="general dot product: batch, contract, outer product of the rest"))
 
-    def conv_build(p: dict[str, Any]) -> OpParts:
-        dims, letters = _parse_conv_letters(p["dimension_numbers"])
-        n = len(dims.input_spatial_dimensions)
-        strides = broadcast_ints(p["stride"], n)
-        padding = broadcast_pairs(p["padding"], n)
-        lhs_dil = broadcast_ints(p["lhs_dilation"], n)
-        rhs_dil = broadcast_ints(p["rhs_dilation"], n)
-        reversal = tuple(bool(v) for v in broadcast_ints(p["window_reversal"], n))
-
-        def infer() -> list[TensorType]:
-            cp = ConvParams(strides, padding, lhs_dil, rhs_dil, reversal, dims, p["feature_group_count"],
-                            p["batch_group_count"])
-            return [ttype(conv_result_shape(p["lhs"], p["rhs"], cp, padding), p["dtype"])]
-        i, k, o = (", ".join(x) for x in letters)
-        attrs = {"window_strides": array_i64(strides),
-                 "padding": dense_pairs(padding) if padding else "dense<0> : tensor<0x2xi64>",
-                 "lhs_dilation": array_i64(lhs_dil), "rhs_dilation": array_i64(rhs_dil),
-                 "window_reversal": array_i1(reversal),
-                 "dimension_numbers": f"#stablehlo.conv<[{i}]x[{k}]->[{o}]>",
-                 "feature_group_count": f"{p['feature_group_count']} : i64",
-                 "batch_group_count": f"{p['batch_group_count']} : i64"}
-        return OpParts([Operand("lhs", ttype(p["lhs"], p["dtype"])),
-                        Operand("rhs", ttype(p["rhs"], p["dtype"]), restart=True)],
-                       guess(infer, p["dtype"]), attrs)
-
-    register_schema(OpSchema("stablehlo.convolution", (
-        shape_param("lhs", (1, 5, 5, 1), "the input (layout per dimension_numbers)"),
-        shape_param("rhs", (3, 3, 1, 1), "the kernel (layout per dimension_numbers)"),
-        ints_param("stride", (1,), "window_strides: one value for every spatial dim, or one per dim"),
-        Param("padding", "pairs", 0, "low,high padding per spatial dim, or one int for all"),
-        ints_param("lhs_dilation", (1,), "base dilation of lhs: holes between input elements"),
-        ints_param("rhs_dilation", (1,), "kernel dilation: holes between kernel elements"),
-        ints_param("window_reversal", (0,), "1 reverses the kernel in that spatial dim"),
-        int_param("feature_group_count", 1, "feature groups (depthwise when = input features)"),
-        int_param("batch_group_count", 1, "batch groups"),
-        Param("dimension_numbers", "text", "b01f,01io->b01f", "input, kernel, output layouts"),
-        dtype_param("f32"),
+    register_schema(OpSchema("stablehlo.convolution", _conv_example_params(
+        "low,high padding per spatial dim, or one int for all", 0,
     ), {"default": {},
         "spec-example": {"lhs": (1, 4, 4, 1), "rhs": (3, 3, 1, 1), "stride": (4, 4), "padding": 0,
                          "lhs_dilation": (2, 2), "rhs_dilation": (1, 1), "window_reversal": (0, 0),
@@ -1252,7 +1272,8 @@ def _contraction_schemas() -> None:
                          "inputs": {"lhs": [[[[1], [2], [5], [6]], [[3], [4], [7], [8]],
                                              [[10], [11], [14], [15]], [[12], [13], [16], [17]]]],
                                     "rhs": [[[[1]], [[1]], [[1]]]] * 3}}},
-        conv_build, doc="convolution: windows of lhs times the kernel rhs, summed"))
+        lambda p: _conv_example_parts(p, padding_operand=False),
+        doc="convolution: windows of lhs times the kernel rhs, summed"))
 
 
 _contraction_schemas()
@@ -1265,16 +1286,9 @@ def _contraction_more_schemas() -> None:
         Operand,
         OpParts,
         OpSchema,
-        Param,
-        array_i1,
-        array_i64,
-        broadcast_ints,
-        broadcast_pairs,
         dtype_param,
         enum_param,
         guess,
-        int_param,
-        ints_param,
         register_schema,
         shape_param,
         ttype,
@@ -1302,47 +1316,10 @@ def _contraction_more_schemas() -> None:
         "vector": {"lhs": (3,), "rhs": (3,), "index": ()}},
         dot_build, doc="the legacy dot: lhs's last dim contracted with rhs's first"))
 
-    def conv_build(p: dict[str, Any]) -> OpParts:
-        dims, letters = _parse_conv_letters(p["dimension_numbers"])
-        n = len(dims.input_spatial_dimensions)
-        strides = broadcast_ints(p["stride"], n)
-        padding = broadcast_pairs(p["padding"], n)
-        lhs_dil = broadcast_ints(p["lhs_dilation"], n)
-        rhs_dil = broadcast_ints(p["rhs_dilation"], n)
-        reversal = tuple(bool(v) for v in broadcast_ints(p["window_reversal"], n))
-
-        def infer() -> list[TensorType]:
-            cp = ConvParams(strides, None, lhs_dil, rhs_dil, reversal, dims, p["feature_group_count"],
-                            p["batch_group_count"])
-            return [ttype(conv_result_shape(p["lhs"], p["rhs"], cp, padding), p["dtype"])]
-        i, k, o = (", ".join(x) for x in letters)
-        attrs = {"window_strides": array_i64(strides),
-                 "lhs_dilation": array_i64(lhs_dil), "rhs_dilation": array_i64(rhs_dil),
-                 "window_reversal": array_i1(reversal),
-                 "dimension_numbers": f"#stablehlo.conv<[{i}]x[{k}]->[{o}]>",
-                 "feature_group_count": f"{p['feature_group_count']} : i64",
-                 "batch_group_count": f"{p['batch_group_count']} : i64"}
-        # the padding is a value: a [N - 2, 2] tensor operand (its shape is (C4))
-        pad = np.array(padding, dtype=np.int64).reshape(len(padding), 2)
-        return OpParts([Operand("lhs", ttype(p["lhs"], p["dtype"])),
-                        Operand("rhs", ttype(p["rhs"], p["dtype"]), restart=True),
-                        Operand("padding", ttype(pad.shape, p["padding_dtype"]), pad)],
-                       guess(infer, p["dtype"]), attrs)
-
     register_schema(OpSchema("stablehlo.dynamic_conv", (
-        shape_param("lhs", (1, 4, 4, 1), "the input (layout per dimension_numbers)"),
-        shape_param("rhs", (3, 3, 1, 1), "the kernel (layout per dimension_numbers)"),
-        Param("padding", "pairs", 1, "the padding operand's value: low,high per spatial dim, or one int"),
-        ints_param("stride", (1,), "window_strides: one value for every spatial dim, or one per dim"),
-        ints_param("lhs_dilation", (1,), "base dilation of lhs: holes between input elements"),
-        ints_param("rhs_dilation", (1,), "kernel dilation: holes between kernel elements"),
-        ints_param("window_reversal", (0,), "1 reverses the kernel in that spatial dim"),
-        int_param("feature_group_count", 1, "feature groups (depthwise when = input features)"),
-        int_param("batch_group_count", 1, "batch groups"),
-        Param("dimension_numbers", "text", "b01f,01io->b01f", "input, kernel, output layouts"),
-        dtype_param("f32"),
+        *_conv_example_params("the padding operand's value: low,high per spatial dim, or one int", 1),
         dtype_param("i64", "element type of the padding operand (an integer type)", "padding_dtype"),
-    ), {"default": {},
+    ), {"default": {"lhs": (1, 4, 4, 1)},
         "spec-example": {"lhs": (1, 4, 4, 1), "rhs": (3, 3, 1, 1), "padding": ((1, 1), (1, 1)),
                          "stride": (4, 4), "lhs_dilation": (2, 2), "rhs_dilation": (1, 1),
                          "window_reversal": (0, 0), "feature_group_count": 1, "batch_group_count": 1,
@@ -1351,7 +1328,8 @@ def _contraction_more_schemas() -> None:
                          "inputs": {"lhs": [[[[1], [2], [5], [6]], [[3], [4], [7], [8]],
                                              [[10], [11], [14], [15]], [[12], [13], [16], [17]]]],
                                     "rhs": [[[[1]], [[1]], [[1]]]] * 3}}},
-        conv_build, doc="convolution whose padding is an operand's value"))
+        lambda p: _conv_example_parts(p, padding_operand=True),
+        doc="convolution whose padding is an operand's value"))
 
 
 _contraction_more_schemas()
