@@ -115,3 +115,17 @@ def is_promotable(x: Any, y: Any) -> bool:
     if x.is_complex and y.is_complex:
         return x.component.bits <= y.component.bits
     return False
+
+
+def sliding_windows(x: np.ndarray, window_shape: Sequence[int],
+                    axis: Sequence[int] | None = None) -> np.ndarray:
+    """``numpy.lib.stride_tricks.sliding_window_view`` for every element type: numpy's
+    stride tricks do not understand some ml_dtypes types (float8_e5m2's type string), so
+    those windows are taken over the same-size unsigned bits and viewed back."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    x = np.asarray(x)
+    if x.dtype.isbuiltin != 2:  # 2: a user-defined (ml_dtypes) type
+        return sliding_window_view(x, tuple(window_shape), axis=axis)
+    bits = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+    return sliding_window_view(bits, tuple(window_shape), axis=axis).view(x.dtype)

@@ -7,7 +7,7 @@ dot_general follows the spec's pieces: ``lhs_result_dimensions``,
 op is one matmul on ``(batch, M, K) @ (batch, K, N)`` views of the transposed
 operands. convolution builds ``padded_lhs`` (padding, possibly negative, and
 ``lhs_dilation`` holes) once, takes every ``lhs_window`` with
-``sliding_window_view`` (``rhs_dilation`` by strided slicing, ``window_reversal``
+``sliding_windows`` (``rhs_dilation`` by strided slicing, ``window_reversal``
 by flipping the kernel, which gives the same dot products) and contracts the
 windows with the kernel as one matmul per feature/batch group (im2col).
 
@@ -49,12 +49,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from hlolab.errors import ExecutionError, NotImplementedOpError
 from hlolab.ir.attrs import ArrayAttr, DenseArrayAttr, DenseElementsAttr, EnumAttr, StructAttr
 from hlolab.numerics import round_float64
-from hlolab.ops.common import check_value, dims_fit, operand_tensor, reject_quantized, wrap_int
+from hlolab.ops.common import (
+    check_value,
+    dims_fit,
+    operand_tensor,
+    reject_quantized,
+    sliding_windows,
+    wrap_int,
+)
 from hlolab.ops.conversion import convert_array
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import Explanation, Step, format_value
@@ -824,7 +830,7 @@ def _windows(padded: np.ndarray, g: ConvGeometry, p: ConvParams) -> np.ndarray:
     """Every lhs_window, as a view (N, out_spatial..., k..., C)."""
     s = len(g.kernel_spatial)
     dk = tuple((k - 1) * rd + 1 for k, rd in zip(g.kernel_spatial, p.rhs_dilation, strict=True))
-    v = sliding_window_view(padded, dk, axis=tuple(range(1, 1 + s)))  # (N, pos..., C, dk...)
+    v = sliding_windows(padded, dk, axis=tuple(range(1, 1 + s)))  # (N, pos..., C, dk...)
     sel = ((slice(None),)
            + tuple(slice(0, o * st, st) for o, st in zip(g.out_spatial, p.window_strides, strict=True))
            + (slice(None),)

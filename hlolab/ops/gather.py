@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import ExecutionError
-from hlolab.ops.common import check_value, dims_fit, operand_tensor, reject_quantized
+from hlolab.ops.common import check_value, dims_fit, operand_tensor, reject_quantized, sliding_windows
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element
 from hlolab.trace.explain import Explanation, Step
@@ -409,7 +409,7 @@ def gather_windows(operand: np.ndarray, start_indices: np.ndarray, dims: GatherD
         taken = np.asarray(np.take(operand, np.broadcast_to(origin[d], batch_shape), axis=d))
         windows = np.moveaxis(taken, list(range(d, d + nb)), list(range(nb)))
     else:
-        view = np.lib.stride_tricks.sliding_window_view(operand, tuple(int(s) for s in slice_sizes))
+        view = sliding_windows(operand, tuple(int(s) for s in slice_sizes))
         windows = view[tuple(np.broadcast_to(o, batch_shape) for o in origin)]  # batch + slices
     dropped = set(dims.collapsed_slice_dims) | set(dims.operand_batching_dims)
     windows = windows.reshape(batch_shape + tuple(int(slice_sizes[d]) for d in range(rank)

@@ -77,7 +77,7 @@ def test_dynamic_gather_text_on_xla(case):
     assert same_bits(ours, ref), (ours, ref)
 
 
-def _lax_layout(idx: np.ndarray, dims: dict) -> tuple[np.ndarray, tuple[int, ...]]:
+def lax_layout(idx: np.ndarray, dims: dict) -> tuple[np.ndarray, tuple[int, ...]]:
     """start_indices with the index vector last, and the batching dims renumbered."""
     ivd = dims["index_vector_dim"]
     if ivd == idx.ndim:
@@ -91,7 +91,7 @@ def _lax_layout(idx: np.ndarray, dims: dict) -> tuple[np.ndarray, tuple[int, ...
 def test_lax_gather_clip_and_promise_in_bounds(case):
     operand, idx, rshape, sizes, dims = case
     ours = gather(operand, idx, rshape, sizes, **dims).out
-    lax_idx, sib = _lax_layout(idx.astype(np.int64), dims)
+    lax_idx, sib = lax_layout(idx.astype(np.int64), dims)
     dn = lax.GatherDimensionNumbers(offset_dims=dims["offset_dims"],
                                     collapsed_slice_dims=dims["collapsed_slice_dims"],
                                     start_index_map=dims["start_index_map"],

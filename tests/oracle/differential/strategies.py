@@ -11,6 +11,8 @@ import ml_dtypes
 import numpy as np
 from hypothesis import strategies as st
 
+from hlolab.numerics import float_format, from_bits, to_bits
+
 # element type name (as hlolab spells it) -> numpy dtype
 ELEMENT_TYPES: dict[str, np.dtype] = {name: np.dtype(dt) for name, dt in {
     "i1": np.bool_, "i4": ml_dtypes.int4, "i8": np.int8, "i16": np.int16, "i32": np.int32,
@@ -46,7 +48,21 @@ def float_edges(dt: np.dtype) -> np.ndarray:
     if dt in (np.dtype(np.float32), np.dtype(ml_dtypes.bfloat16), np.dtype(np.float64)):
         v += [float(fi.tiny) / 3, -float(fi.tiny) * 0.75]  # more denormals
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.array(v, np.float64).astype(dt)
+        out = np.array(v, np.float64).astype(dt)
+    return np.concatenate([out, nan_variants(dt)])
+
+
+def nan_variants(dt: np.dtype) -> np.ndarray:
+    """-NaN, NaNs with another payload and, where the type has infinities, signalling NaNs
+    (TOTALORDER orders them all; numpy's conversions would keep only the canonical NaN)."""
+    fmt = float_format(dt)
+    nan = int(to_bits(np.array([np.nan]).astype(dt))[0])
+    sign = 1 << (fmt.bits - 1)
+    bits = [nan | sign, nan | 1, (nan | 1) | sign]
+    if not np.isnan(np.array(np.inf).astype(dt)):  # the type has infinities
+        inf = int(to_bits(np.array([np.inf]).astype(dt))[0])
+        bits += [inf | 1, (inf | 1) | sign]  # quiet bit clear, payload 1
+    return from_bits(np.array(bits, np.uint64), dt)
 
 
 def int_edges(dt: np.dtype) -> np.ndarray:
