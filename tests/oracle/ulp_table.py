@@ -102,8 +102,8 @@ SCATTER_WINDOW_DROP = ("scatter windows partly out of bounds: the spec skips eac
 
 
 REDUCE_PRECISION_NAN_M0 = ("reduce_precision with mantissa_bits = 0 of a NaN: the spec truncates the "
-                           "mantissa to mantissa_bits ('the mantissa bits are truncated to mantissa_bits'), "
-                           "which leaves +-inf, and the StableHLO conformance program reduce_precision.mlir#2 "
+                           "mantissa ('the mantissa bits are truncated to mantissa_bits'), which "
+                           "leaves +-inf, and the StableHLO conformance program reduce_precision.mlir#2 "
                            "expects inf; XLA:CPU keeps the NaN. Not a tolerance: those inputs are left out "
                            "of the differential cases (hlolab follows the spec).")
 
@@ -154,6 +154,11 @@ TABLE.update({
     "dot_general": {"*": CONTRACTION},
     "convolution": {"*": CONTRACTION},
 })
+
+
+# ---- linalg: cholesky, triangular_solve, fft ---------------------------------------------------
+
+# ---- batch_norm_*, map and control flow (while / if / case) ------------------------------------
 
 
 def type_class(et: str) -> str:
