@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
-from hlolab.errors import HloLabError, ParseError, VerificationError
+from hlolab.errors import HloLabError
 
 EXAMPLES_DIR = Path(__file__).parent / "examples"
 
@@ -38,7 +39,7 @@ def _load_inputs(ns: argparse.Namespace) -> list[Any] | None:
 
 
 def cmd_run(ns: argparse.Namespace) -> int:
-    from hlolab.runner import format_value, run_file
+    from hlolab.runner import Budgets, format_value, run_file
 
     files = [str(_example_path(ns.example))] if ns.example else []
     files += ns.files
@@ -48,7 +49,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
     inputs = _load_inputs(ns)
     all_ok = True
     for f in files:
-        for r in run_file(f, split=ns.split_input_file, entry=ns.entry, args=inputs, seed=ns.seed):
+        for r in run_file(f, split=ns.split_input_file, entry=ns.entry, args=inputs, seed=ns.seed,
+                          budgets=Budgets(ns.max_elements, ns.max_steps)):
             print(r.line())
             for line in r.printed:
                 print(line)
@@ -57,11 +59,28 @@ def cmd_run(ns: argparse.Namespace) -> int:
                     print(f"  result #{i}: {format_value(v, t)}")
                 if ns.output:
                     _save_outputs(Path(ns.output), r.label, r.outputs)
-            if r.error is not None and r.error.loc is not None and (
-                    ns.verbose or isinstance(r.error, (ParseError, VerificationError))):
+            if r.error is not None and r.error.loc is not None:
                 print(_indent(r.error.loc.caret_block().lstrip("\n")))  # source line + caret
+            if ns.verbose and r.error is not None and _internal_cause(r.error) is not None:
+                print(_indent("".join(traceback.format_exception(_internal_cause(r.error)))))
             all_ok &= r.ok
     return 0 if all_ok else 1
+
+
+def _internal_cause(e: BaseException) -> BaseException | None:
+    """The Python exception behind an "op failed" error (an hlolab bug worth reporting)."""
+    cause = e.__cause__
+    return cause if cause is not None and not isinstance(cause, HloLabError) else None
+
+
+def _budget(text: str) -> int:
+    try:
+        n = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {n}")
+    return n
 
 
 def _indent(text: str) -> str:
@@ -369,6 +388,8 @@ def _element_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from hlolab.interp.engine import DEFAULT_ELEMENT_BUDGET, DEFAULT_STEP_BUDGET
+
     ap = argparse.ArgumentParser(prog="hlolab", description="Execute StableHLO programs and see "
                                  "where every output element comes from.")
     sub = ap.add_subparsers(dest="command")
@@ -382,7 +403,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--input", action="append", metavar="FILE.npy", help="an input from a .npy file")
     run.add_argument("--seed", type=int, help="random inputs with this seed where none are given")
     run.add_argument("--output", metavar="DIR", help="save results as .npy files in DIR")
-    run.add_argument("-v", "--verbose", action="store_true", help="show errors with source and caret")
+    run.add_argument("--max-elements", type=_budget, metavar="N",
+                     help=f"refuse a tensor of more than N elements (default {DEFAULT_ELEMENT_BUDGET:,})")
+    run.add_argument("--max-steps", type=_budget, metavar="N",
+                     help=f"stop after N executed ops: an endless while (default {DEFAULT_STEP_BUDGET:,})")
+    run.add_argument("-v", "--verbose", action="store_true",
+                     help="with an internal op failure, show the Python traceback behind it")
     run.set_defaults(fn=cmd_run)
 
     pr = sub.add_parser("print", help="parse and print modules back")

@@ -51,11 +51,25 @@ def is_check(op_name: str, attrs: dict[str, Any]) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class Budgets:
+    """Resource limits of one run: elements per tensor (literals, results, padded frames) and
+    executed ops (a runaway while loop); None keeps the interpreter's default."""
+    elements: int | None = None
+    steps: int | None = None
+
+    def interpreter(self, module: Module) -> Interpreter:
+        kw = {k: v for k, v in (("element_budget", self.elements), ("step_budget", self.steps))
+              if v is not None}
+        return Interpreter(module, **kw)
+
+
 def run_module(module: Module, label: str, entry: str | None = None,
-               args: list[Any] | None = None, seed: int | None = None) -> ModuleResult:
+               args: list[Any] | None = None, seed: int | None = None,
+               budgets: Budgets = Budgets()) -> ModuleResult:
     """Run ``module``'s entry function and classify the outcome."""
     try:
-        interp = Interpreter(module)
+        interp = budgets.interpreter(module)
         func = interp.entry(entry)
         if args is None:
             args = [] if not func.args else random_args(func, seed)
@@ -124,7 +138,8 @@ def format_value(value: Any, type_: Any = None) -> str:
 
 
 def run_file(path: str | Path, split: bool = False, entry: str | None = None,
-             args: list[Any] | None = None, seed: int | None = None) -> list[ModuleResult]:
+             args: list[Any] | None = None, seed: int | None = None,
+             budgets: Budgets = Budgets()) -> list[ModuleResult]:
     """Parse and run every module of a file; parse errors become ERROR results."""
     from hlolab.ir.parser import parse_module, split_source
 
@@ -139,7 +154,7 @@ def run_file(path: str | Path, split: bool = False, entry: str | None = None,
     for n, (first_line, chunk) in enumerate(chunks, start=1):
         label = f"{name}#{n}"
         try:
-            module = parse_module(chunk, str(path), first_line)
+            module = parse_module(chunk, str(path), first_line, budgets.elements)
         except HloLabError as e:
             results.append(ModuleResult(label, "ERROR", e.short(), error=e))
             continue
@@ -148,5 +163,5 @@ def run_file(path: str | Path, split: bool = False, entry: str | None = None,
             continue
         if not module.funcs:
             continue  # a chunk holding only comments
-        results.append(run_module(module, label, entry, args, seed))
+        results.append(run_module(module, label, entry, args, seed, budgets))
     return results

@@ -41,10 +41,66 @@ def test_run_reports_one_line_per_module(tmp_path, capsys):
     assert out[0] == "prog.mlir#1: PASS"
     assert out[1].startswith("prog.mlir#2: FAIL: check.expect_eq_const at line 11: ")
     assert "expected 3, got 2" in out[1]
-    assert out[2] == f"prog.mlir#3: ERROR: {f}:16:3: stablehlo.frob is not implemented yet"
-    assert out[3] == (f"prog.mlir#4: ERROR: {f}:21:38: "
+    # every located error or failure shows its source line and a caret
+    assert out[2].strip().startswith("check.expect_eq_const %0") and out[3] == "      ^"
+    assert out[4] == f"prog.mlir#3: ERROR: {f}:16:3: stablehlo.frob is not implemented yet"
+    assert out[5].strip().startswith("%0 = \"stablehlo.frob\"") and out[6] == "      ^"
+    assert out[7] == (f"prog.mlir#4: ERROR: {f}:21:38: "
                       "expected ',' or ']' in a list, got the end of the literal")
-    assert out[5].strip() == "^" and out[4].strip().startswith("%0 = stablehlo.constant")
+    assert out[9].strip() == "^" and out[8].strip().startswith("%0 = stablehlo.constant")
+
+
+ENDLESS = """func.func @main() -> tensor<i64> {
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  %z = stablehlo.constant dense<0> : tensor<i64>
+  %r = stablehlo.while(%a = %z) : tensor<i64>
+  cond { stablehlo.return %t : tensor<i1> } do { stablehlo.return %a : tensor<i64> }
+  func.return %r : tensor<i64>
+}
+"""
+
+PADDED_MAX = """func.func @main(%x: tensor<4x4xf32>) -> tensor<1x1xf32> {
+  %c = stablehlo.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = "stablehlo.reduce_window"(%x, %init) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) {window_dimensions = array<i64: 10, 10>, window_strides = array<i64: 10, 10>,
+      padding = dense<[[3, 3], [3, 3]]> : tensor<2x2xi64>} : (tensor<4x4xf32>, tensor<f32>) -> tensor<1x1xf32>
+  func.return %r : tensor<1x1xf32>
+}
+"""
+
+
+def test_run_budgets_are_options(tmp_path, capsys):
+    endless, padded = tmp_path / "endless.mlir", tmp_path / "padded.mlir"
+    endless.write_text(ENDLESS)
+    padded.write_text(PADDED_MAX)
+    assert main(["run", "--max-steps", "500", str(endless)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("endless.mlir#1: ERROR: ") and "step budget of 500 executed ops" in out[0]
+    assert out[2].strip() == "^"
+    # the 10x10 padded frame is refused before it is allocated; the 2x2 literal is not
+    assert main(["run", "--seed", "0", "--max-elements", "99", str(padded)]) == 1
+    out = capsys.readouterr().out
+    assert "the padded input [10, 10] has 100 elements, over the budget of 99" in out
+    assert main(["run", "--seed", "0", "--max-elements", "3", str(padded)]) == 1
+    assert "dense literal of type tensor<2x2xf32> has 4 elements, over the budget of 3" in \
+        capsys.readouterr().out
+    assert main(["run", "--seed", "0", "--max-elements", "100", str(padded)]) == 0
+    assert "result #0: dense<" in capsys.readouterr().out
+
+
+def test_run_budget_option_errors(capsys):
+    import pytest
+
+    for bad in ("0", "-3", "many"):
+        with pytest.raises(SystemExit) as e:
+            main(["run", "--max-steps", bad, "x.mlir"])
+        assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "must be at least 1: 0" in err and "not a whole number: 'many'" in err
 
 
 def test_run_prints_results_that_parse_back(tmp_path, capsys):

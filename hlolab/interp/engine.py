@@ -18,13 +18,13 @@ import numpy as np
 
 from hlolab.errors import ExecutionError, HloLabError, NotImplementedOpError, RunInterrupted, UnsupportedError
 from hlolab.interp.single import normalize_outputs
+from hlolab.ir.dense import ELEMENT_BUDGET as DEFAULT_ELEMENT_BUDGET  # the one default
 from hlolab.ir.module import Block, Func, Module, Op, Region
 from hlolab.ops.registry import OpCall, Token, lookup
 from hlolab.types import TensorType, TokenType, TupleType, Type
 
 RETURN_OPS = frozenset({"func.return", "return", "stablehlo.return"})
 
-DEFAULT_ELEMENT_BUDGET = 2**28  # elements per tensor; refused before allocation
 DEFAULT_STEP_BUDGET = 10_000_000  # executed ops per run (guards runaway while loops)
 DEFAULT_MAX_CALL_DEPTH = 100  # nested calls; each costs ~7 Python frames of the default 1000
 # for a stepper (Session): executed ops without a yielded event after which a pending
@@ -207,7 +207,7 @@ class Interpreter:
         self.element_budget = element_budget
         self.step_budget = step_budget
         self.max_call_depth = max_call_depth
-        self.state: dict[str, Any] = {}
+        self.state: dict[str, Any] = {"element_budget": element_budget}  # read by ops (OpCall)
         self._next_id = 0
         self._steps = 0
         self._depth = 0

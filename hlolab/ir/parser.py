@@ -82,10 +82,12 @@ _DEFAULT_DIALECT_OPS = {"return": "func.return", "call": "func.call"}
 # --------------------------------------------------------------------------
 # public API
 # --------------------------------------------------------------------------
-def parse_module(text: str, filename: str = "<string>", first_line: int = 1) -> Module:
+def parse_module(text: str, filename: str = "<string>", first_line: int = 1,
+                 element_budget: int | None = None) -> Module:
     """Parse one module: ``module [@name] [attributes {...}] {...}`` or bare
-    top-level ``func.func`` ops (an implicit module)."""
-    return _guarded(lambda p: p.parse_top(), text, filename, first_line)
+    top-level ``func.func`` ops (an implicit module). A dense literal over
+    ``element_budget`` elements (default ``ir.dense.ELEMENT_BUDGET``) is refused."""
+    return _guarded(lambda p: p.parse_top(), text, filename, first_line, element_budget)
 
 
 def parse_file(path: str, split: bool = False) -> list[Module]:
@@ -128,8 +130,10 @@ def parse_type(text: str, filename: str = "<type>") -> Type:
     return _guarded(run, text, filename, 1)
 
 
-def _guarded(fn: Any, text: str, filename: str, first_line: int) -> Any:
+def _guarded(fn: Any, text: str, filename: str, first_line: int, element_budget: int | None = None) -> Any:
     parser = Parser(text, filename, first_line)
+    if element_budget is not None:
+        parser.element_budget = element_budget
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 20000))
     try:
@@ -171,6 +175,7 @@ class Parser:
         self.lx = Lexer(text, filename, first_line)
         self.tok: Token = self.lx.lex(0)
         self.depth = 0
+        self.element_budget: int | None = None  # None: ir.dense's default
         # SSA names of the current function: name -> value; one set of names per open scope
         self.values: dict[str, Value] = {}
         self.scopes: list[list[str]] = []
@@ -632,7 +637,9 @@ class Parser:
         from hlolab.ir import dense  # written alongside: parse/format the literal body
 
         try:
-            return dense.parse_dense(blank_comments(body.text), ty)
+            if self.element_budget is None:
+                return dense.parse_dense(blank_comments(body.text), ty)
+            return dense.parse_dense(blank_comments(body.text), ty, self.element_budget)
         except dense.DenseSyntaxError as e:
             offset = int(getattr(e, "offset", 0) or 0)
             message = getattr(e, "message", None) or (e.args[0] if e.args else "invalid dense literal")

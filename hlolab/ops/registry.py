@@ -40,6 +40,7 @@ from hlolab.ir.attrs import (
     StructAttr,
     SymbolRefAttr,
 )
+from hlolab.ir.dense import ELEMENT_BUDGET
 from hlolab.ir.module import Op
 from hlolab.types import TensorType, Type
 
@@ -145,6 +146,11 @@ class OpCall:
         self.op = op
         # per-run state shared by all ops of one execution (probes, printed values)
         self.state: dict[str, Any] = state if state is not None else {}
+
+    @property
+    def element_budget(self) -> int:
+        """Elements an op may allocate for one intermediate (the interpreter's budget)."""
+        return int(self.state.get("element_budget", ELEMENT_BUDGET))
 
     # --- types -----------------------------------------------------------
     @property

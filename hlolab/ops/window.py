@@ -216,7 +216,7 @@ def _position_kinds(p: WindowParams, ridx: tuple[np.ndarray, ...]) -> np.ndarray
 
 
 def padded_base(x: np.ndarray, fill: Any, lo: Sequence[int], hi: Sequence[int],
-                interior: Sequence[int]) -> np.ndarray:
+                interior: Sequence[int], budget: int = ELEMENT_BUDGET) -> np.ndarray:
     """pad(x, fill, lo, hi, interior) with negative lo/hi cropping; ``x`` itself (no copy)
     when there is nothing to pad."""
     if not any(lo) and not any(hi) and not any(interior):
@@ -225,9 +225,8 @@ def padded_base(x: np.ndarray, fill: Any, lo: Sequence[int], hi: Sequence[int],
     shape = [lo_ + (0 if n == 0 else (n - 1) * b + 1) + hi_
              for lo_, n, b, hi_ in zip(lo, x.shape, bd, hi, strict=True)]
     size = math.prod(max(0, s) for s in shape)
-    if size > ELEMENT_BUDGET:  # refused before allocating, like any tensor over the budget
-        raise ExecutionError(f"the padded input {shape} has {size} elements, over the budget of "
-                             f"{ELEMENT_BUDGET}")
+    if size > budget:  # refused before allocating, like any tensor over the budget
+        raise ExecutionError(f"the padded input {shape} has {size} elements, over the budget of {budget}")
     out = np.full([max(0, s) for s in shape], fill, dtype=x.dtype)
     src, dst = [], []
     for lo_, n, b, size in zip(lo, x.shape, bd, shape, strict=True):
@@ -440,7 +439,8 @@ def reduce_window(ctx: OpCall, *operands: np.ndarray) -> list[np.ndarray]:
     out_shape = p.num_windows
     if 0 in out_shape:
         return [np.zeros(out_shape, dtype=e.dtype) for e in es]
-    bases = [padded_base(x, v, p.padding_low, p.padding_high, [b - 1 for b in p.base_dilations])
+    bases = [padded_base(x, v, p.padding_low, p.padding_high, [b - 1 for b in p.base_dilations],
+                         ctx.element_budget)
              for x, v in zip(inputs, inits, strict=True)]
     kinds = recognize_binary_each(ctx.op.regions[0])
     if kinds is not None and all(can_combine_at(k, e) for k, e in zip(kinds, es, strict=True)):
@@ -721,9 +721,10 @@ def select_positions(ctx: OpCall, operand: np.ndarray, p: WindowParams,
     if 0 in source_shape:
         return np.zeros(source_shape, dtype=np.int64)
     zeros = [0] * p.rank
-    values = padded_base(operand, np.zeros((), operand.dtype), p.padding_low, p.padding_high, zeros)
+    values = padded_base(operand, np.zeros((), operand.dtype), p.padding_low, p.padding_high, zeros,
+                         ctx.element_budget)
     flat = np.arange(operand.size, dtype=np.int64).reshape(operand.shape)
-    index = padded_base(flat, -1, p.padding_low, p.padding_high, zeros)
+    index = padded_base(flat, -1, p.padding_low, p.padding_high, zeros, ctx.element_budget)
     et = _plain(ctx.operand_types[0])
     recognized = _recognized_select(ctx.op.regions[0])
     cur_val = np.zeros(source_shape, dtype=operand.dtype)
