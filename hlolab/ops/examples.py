@@ -399,6 +399,10 @@ def identity_of(body: str, et: ElementType) -> float | int | bool:
 def scalar(value: Any, et: str) -> np.ndarray:
     """``value`` as a scalar of ``et``; an integer that does not fit is an error, not a wrap."""
     t = element_type(et)
+    if isinstance(value, (float, np.floating)) and getattr(t, "is_int", False):
+        if not float(value).is_integer():  # nan, inf, 2.5: no integer to give
+            raise ParamError(f"value {value} is not an integer, as {et} needs")
+        value = int(value)
     integral = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
     if integral and getattr(t, "is_int", False):
         lo, hi = int(t.min_value()), int(t.max_value())

@@ -424,3 +424,13 @@ def test_every_registry_op_has_a_schema_or_a_reason_it_cannot_be_explored():
 
     missing = {n for n in all_ops() if schema_for(n) is None}
     assert missing == set(NOT_EXPLORABLE)
+
+
+@pytest.mark.parametrize("value, message", [("nan", "value nan is not an integer, as i8 needs"),
+                                            ("2.5", "value 2.5 is not an integer, as i8 needs"),
+                                            ("1e3", r"value 1000 does not fit i8 \(\[-128, 127\]\)")])
+def test_scalar_for_an_integer_type_is_an_integer_that_fits(value, message):
+    # found by the fuzz campaign: a float cast to int8 used to warn and give an arbitrary value
+    with pytest.raises(ParamError, match=message):
+        make_example("pad", params={"dtype": "i8", "padding_value": value})
+    assert make_example("pad", params={"dtype": "i8", "padding_value": "7.0"}) is not None
