@@ -157,8 +157,68 @@ TABLE.update({
 
 
 # ---- linalg: cholesky, triangular_solve, fft ---------------------------------------------------
+# terms per element (tests/oracle/differential/test_diff_linalg.py computes them in f64/c128);
+# "worst" = measured max |hlolab - xla| / bound over 150 random programs per op. bf16/f16: hlolab
+# rounds once from f32, XLA:CPU rounds every intermediate; the element type's eps covers both.
+CHOLESKY_UNDEFINED = ('cholesky: "If there exists i where the input matrix is not an Hermitian '
+                      'positive-definite matrix, then the behavior is undefined" and "The output values in '
+                      'the opposite triangle ... are implementation-defined" (cholesky). Compared bit-exact '
+                      "anyway, as hlolab's documented choices equal XLA:CPU's: only the `lower` triangle "
+                      "is read (the other holds NaN/inf garbage in the cases), the other result triangle "
+                      "is 0, a not-PD batch element (pivot < 0 or NaN) is all NaN, the others unaffected.")
+TABLE.update({
+    "cholesky": {"*": Bound("terms", 2, "(|L|·|L|ᴴ)_ij/|L_jj|, n = matrix size; XLA:CPU's "
+                            "CholeskyExpander sums L·Lᴴ as a dot, hlolab pairwise; worst 0.35 (complex<f64>; "
+                            "f32 0.32, bf16/f16 0.19). " + ACCURACY + "; " + CHOLESKY_UNDEFINED, ftz=True)},
+    "triangular_solve": {"*": Bound("terms", 2, "|M⁻¹|·(|M|·|x| + |b|) (Higham's componentwise bound "
+                                    "for substitution), n = m; XLA:CPU inverts diagonal blocks and "
+                                    "multiplies, hlolab substitutes; worst 0.20 (f64; f32 0.19, complex<f32> "
+                                    "0.17, bf16 0.10). Only the read triangle is used ('Input data is read "
+                                    "only from the lower triangle of a, if lower is true or upper triangle "
+                                    "of a, otherwise'); with unit_diagonal the spec leaves a non-1 diagonal "
+                                    "undefined, hlolab and XLA:CPU do not read it (cases: garbage there). "
+                                    + ACCURACY, ftz=True)},
+    "fft": {"*": Bound("terms", 2, "max(1, log2 N)·Σ|x| over the transformed block (/N inverse, IRFFT "
+                       "counts its doubled half twice), n = 1; XLA:CPU's DUCC FFT in the element type vs "
+                       "hlolab's pocketfft in f64 rounded once; worst 0.21 (RFFT f32; complex<f32> 0.17, "
+                       "complex<f64> 0.10). " + ACCURACY, ftz=True)},
+})
 
 # ---- batch_norm_*, map and control flow (while / if / case) ------------------------------------
+# map and control flow need no row: their cases use the row of the (exact) ops in their bodies.
+# batch_norm_*: terms bounds (tests/oracle/differential/test_diff_control.py::bn_terms); n = N, the
+# elements per feature. XLA:CPU's batchnorm_expander computes Var = E[x^2] - E[x]^2 and multiplies
+# by rsqrt(var + epsilon) where the spec's decomposition divides by sqrt; hlolab follows the spec
+# (sub-f32 types in f32, rounded once). Measured worst |hlolab - xla| / (n * eps * terms): inference
+# 1.45 (f32), training 0.28, grad 0.68, over ~2,600 random cases.
+_BN_WHY = ("the spec's decomposition vs XLA's rearranged one (E[x^2] - E[x]^2, rsqrt, summation "
+           "order). " + ACCURACY + "; " + REDUCE_ORDER)
+TABLE.update({
+    # per element: XLA's rsqrt (<= 2 ulp) and 3 roundings, hlolab's 2: k = 4 on
+    # |scale| * (|x| + |mean|) / sqrt(variance + epsilon) + |offset|
+    "batch_norm_inference": {"*": Bound("terms", 4, _BN_WHY, ftz=True)},
+    # per-feature sums of N terms (REDUCE_SUM's k), their errors carried through rsqrt to the outputs
+    "batch_norm_training": {"*": Bound("terms", 2, _BN_WHY, ftz=True)},
+    "batch_norm_grad": {"*": Bound("terms", 2, _BN_WHY, ftz=True)},
+})
+
+# not tolerances: documented exclusions of the differential batch_norm cases
+BN_VARIANCE_CANCELS = (
+    "batch_norm_training where the variance's rounding error may exceed variance + epsilon (e.g. one "
+    "element per feature with epsilon = 0, or |mean| >> spread in f16): the spec's mean((x - mean)^2) "
+    "is >= 0 (exactly 0 for a constant feature, so 0 / sqrt(0) = NaN), XLA:CPU's E[x^2] - E[x]^2 is "
+    "a rounding residue of either sign (finite outputs where the spec gives NaN). " + ACCURACY
+    + " Those cases are rejected (bn_terms reports them).")
+BN_OVERFLOW = (
+    "batch_norm_* with finite operand / grad_output values whose squares or products overflow: XLA:CPU's "
+    "rearranged formulas give NaN where the spec's decomposition gives +-inf or a finite value (and -inf "
+    "where it gives NaN), e.g. E[x^2] - E[x]^2 = inf - inf where the spec's variance is inf. " + ACCURACY
+    + " The cases turn values beyond sqrt(max) / 4 into +-inf (well defined on both sides).")
+COMPLEX_ADD_CHAIN = (
+    "chained complex add / subtract (in a map body, a while body or an if branch): XLA:CPU fuses them "
+    "without rounding the intermediate, e.g. (x + w) - w gives x in complex<f32>, where the spec's add "
+    "and subtract round each result (IEEE-754 per part, as hlolab does). " + ACCURACY + " Not a "
+    "tolerance: the control-flow and map cases apply one complex add / subtract per body.")
 
 
 def type_class(et: str) -> str:

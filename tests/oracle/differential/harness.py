@@ -119,7 +119,8 @@ def lower(cases: Sequence[Case]) -> tuple[str, list[np.ndarray]]:
         return tuple(outs)
 
     flat = [np.asarray(a) for c in cases for a in c.args]
-    return jax.jit(program).lower(*flat).as_text(), flat
+    # keep_unused: every case's arguments stay parameters of @main (XLA gets all of flat)
+    return jax.jit(program, keep_unused=True).lower(*flat).as_text(), flat
 
 
 def hlolab_run(text: str, args: list[np.ndarray], what: str) -> list[np.ndarray]:
@@ -214,6 +215,8 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _report(bad: np.ndarray, ours, ref, what: str, text: str, how: str) -> None:
+    if bad.shape != np.shape(ours) and bad.size == np.size(ours):  # e.g. (1,) against a 0-d output
+        bad = bad.reshape(np.shape(ours))
     if bad.any():
         idx = np.argwhere(bad)[:5]
         sample = [(tuple(int(v) for v in i), ours[tuple(i)].item(), ref[tuple(i)].item()) for i in idx]
