@@ -365,13 +365,13 @@ class Interpreter:
             else:
                 with np.errstate(all="ignore"):
                     out = opdef.evaluate(call, *inputs)
+            outputs = normalize_outputs(out, len(op.results))
         except HloLabError as e:
             raise e.with_loc(op.loc) from None
         except (KeyboardInterrupt, RecursionError, MemoryError):
             raise
         except Exception as e:  # an op bug must still reach the user as a clear error
             raise ExecutionError(f"{op.name} failed: {type(e).__name__}: {e}", op.loc) from e
-        outputs = normalize_outputs(out, len(op.results))
         if batch:
             outputs = [_batched(x, v.type, batch) for x, v in zip(outputs, op.results)]
         check_outputs(op, outputs, batch)

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from hlolab.errors import NotImplementedOpError
+from hlolab.errors import ExecutionError, NotImplementedOpError
 from hlolab.ir.attrs import Attr
 from hlolab.ir.module import Op, Value
 from hlolab.ops.registry import OpCall, lookup
@@ -54,8 +54,13 @@ def evaluate_op(op: Op, inputs: list[Any], call: OpCall | None = None) -> list[A
 
 
 def normalize_outputs(out: Any, n_results: int) -> list[Any]:
+    """An evaluator's return value as one value per result of the op."""
     if n_results == 1 and not isinstance(out, list):
         return [out]
-    if out is None:
-        return []
-    return list(out)
+    try:
+        values = [] if out is None else list(out)
+    except TypeError:  # one value (a token) where the op declares several results
+        values = [out]
+    if len(values) != n_results:
+        raise ExecutionError(f"the op produced {len(values)} values for its {n_results} results")
+    return values

@@ -134,9 +134,13 @@ def composite(ctx: Any, *args: Any) -> Generator[Any, None, list[Any]]:
 
 
 def _verify_tokens(ctx: OpCall) -> None:
+    """after_all / create_token: token operands, one token result (the spec's Inputs/Outputs)."""
     for t in ctx.operand_types:
         if not isinstance(t, TokenType):
             raise ctx.error(None, f"operands must be tokens, got {t}")
+    if len(ctx.result_types) != 1 or not isinstance(ctx.result_types[0], TokenType):
+        got = ", ".join(str(t) for t in ctx.result_types) or "none"
+        raise ctx.error(None, f"the result must be one token, got {got}")
 
 
 @op("stablehlo.after_all", aliases=("AfterAll",), verify=_verify_tokens)
@@ -145,7 +149,7 @@ def after_all(ctx: OpCall, *tokens: Any) -> Any:
     return TOKEN
 
 
-@op("stablehlo.create_token", aliases=("CreateToken",))
+@op("stablehlo.create_token", aliases=("CreateToken",), verify=_verify_tokens)
 def create_token(ctx: OpCall) -> Any:
     return TOKEN
 

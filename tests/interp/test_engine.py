@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hlolab.errors import ExecutionError, NotImplementedOpError
+from hlolab.errors import ExecutionError, HloLabError, NotImplementedOpError
 from hlolab.interp.engine import Interpreter
 from hlolab.ir.parser import parse_module
 
@@ -167,3 +167,32 @@ def test_batched_region_broadcasts_constants_and_captured_values():
     x = np.array([0.0, 5.0, 2.5, 1.0, 4.0], np.float32)
     (r,) = Interpreter(parse_module(text)).run(None, [x, np.array(2.0, np.float32)])
     assert r.tolist() == [2.5, 1.0, 0.0, 4.0, 5.0]  # by distance to 2.0; ties keep input order
+
+
+def test_token_ops_have_one_token_result():
+    # found by fuzzing: an after_all declared with four results crashed with a TypeError
+    text = """
+    func.func @main() -> !stablehlo.token {
+      %t = stablehlo.create_token : !stablehlo.token
+      %r:2 = "stablehlo.after_all"(%t) : (!stablehlo.token) -> (tensor<2xi64>, !stablehlo.token)
+      func.return %r#1 : !stablehlo.token
+    }"""
+    with pytest.raises(HloLabError, match=r"after_all: the result must be one token, got tensor<2xi64>, "
+                                          r"!stablehlo.token") as e:
+        Interpreter(parse_module(text)).run()
+    assert e.value.loc is not None and e.value.loc.line == 4
+    ok = parse_module(text.replace("%r:2 = \"stablehlo.after_all\"(%t) : (!stablehlo.token) -> "
+                                   "(tensor<2xi64>, !stablehlo.token)",
+                                   "%r:1 = \"stablehlo.after_all\"(%t, %t) : (!stablehlo.token, "
+                                   "!stablehlo.token) -> (!stablehlo.token)").replace("%r#1", "%r#0"))
+    assert len(Interpreter(ok).run()) == 1
+
+
+def test_evaluator_value_count_is_checked():
+    from hlolab.interp.single import normalize_outputs
+
+    assert normalize_outputs(None, 0) == [] and normalize_outputs(5, 1) == [5]
+    with pytest.raises(ExecutionError, match="produced 1 values for its 2 results"):
+        normalize_outputs(object(), 2)
+    with pytest.raises(ExecutionError, match="produced 3 values for its 2 results"):
+        normalize_outputs([1, 2, 3], 2)
