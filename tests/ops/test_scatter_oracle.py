@@ -23,13 +23,18 @@ FNS = {"add": lax.scatter_add, "multiply": lax.scatter_mul, "maximum": lax.scatt
        "minimum": lax.scatter_min, "replace": lax.scatter}
 
 
-def jax_scatter(kind, x, si, u, dims, unique):
-    dn = lax.ScatterDimensionNumbers(
+def scatter_dimension_numbers(dims: dict) -> lax.ScatterDimensionNumbers:
+    """jax's spelling of tests.ops.test_scatter's dimension numbers (index vector last)."""
+    return lax.ScatterDimensionNumbers(
         update_window_dims=tuple(dims["update_window_dims"]),
         inserted_window_dims=tuple(dims["inserted_window_dims"]),
         scatter_dims_to_operand_dims=tuple(dims["scatter_dims_to_operand_dims"]),
         operand_batching_dims=tuple(dims["input_batching_dims"]),
         scatter_indices_batching_dims=tuple(dims["scatter_indices_batching_dims"]))
+
+
+def jax_scatter(kind, x, si, u, dims, unique):
+    dn = scatter_dimension_numbers(dims)
     return np.asarray(FNS[kind](x, si, u, dn, unique_indices=unique,
                                 mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS))
 

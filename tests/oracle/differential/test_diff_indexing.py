@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from tests.ops.test_gather import gather_cases
 from tests.ops.test_gather_oracle import lax_layout
 from tests.ops.test_scatter import scatter_cases
+from tests.ops.test_scatter_oracle import scatter_dimension_numbers
 from tests.oracle.differential.harness import Case, lax, run_cases
 from tests.oracle.differential.strategies import ALL_TYPES, COMPLEX, INTS, make_values, seeds
 
@@ -142,12 +143,7 @@ def scatter_case(draw, body: str):
     si = si.astype(idt)
     x = make_values(et, in_shape, seed, 0.3)
     u = make_values(et, up_shape, seed + 1, 0.3)
-    dn = lax.ScatterDimensionNumbers(
-        update_window_dims=tuple(d["update_window_dims"]),
-        inserted_window_dims=tuple(d["inserted_window_dims"]),
-        scatter_dims_to_operand_dims=tuple(d["scatter_dims_to_operand_dims"]),
-        operand_batching_dims=tuple(d["input_batching_dims"]),
-        scatter_indices_batching_dims=tuple(d["scatter_indices_batching_dims"]))
+    dn = scatter_dimension_numbers(d)
     unique = not free and draw(st.booleans())  # the unique_indices attribute, when it is true
     label = (f"scatter {body} {mode} {et} operand={in_shape} indices={si.shape}:{idt} updates={up_shape} "
              f"{d} unique={unique} seed={seed} starts={si.ravel().tolist()}")
