@@ -27,7 +27,7 @@ import numpy as np
 from hlolab.errors import HloLabError
 from hlolab.render import style
 from hlolab.render.diagram import explanation_of
-from hlolab.render.layout import LABEL_CHAR_W, Board, _format_cell
+from hlolab.render.layout import Board, format_cell
 from hlolab.render.opview import CellGroup, OpView
 from hlolab.trace.explain import format_value
 
@@ -137,7 +137,7 @@ class Animation:
         self.progress = progress
         short = event.op.name.removeprefix("stablehlo.")
         self.board: Board = view.build(board=Board(f"{short}: how each result element is derived"))
-        self._clear_labels()
+        self.board.clear_operand_labels(gap=1.0)
         self._wrapped = [textwrap.wrap(p.caption, CAPTION_CHARS) or [""] for p in plans]
         lines = max((len(w) for w in self._wrapped), default=1)
         longest = max((len(line) for w in self._wrapped for line in w), default=0)
@@ -154,22 +154,6 @@ class Animation:
         self._caption = self.board.ax.text(view.x, self.caption_y, "", fontsize=9, va="top",
                                            ha="left", family="DejaVu Sans Mono", linespacing=1.3)
         self._showing_values = False
-
-    def _clear_labels(self) -> None:
-        """Move the result column right of the widest operand label (a padded-frame label
-        is longer than its cells), before drawing, so labels never overlap."""
-        views = self.board.views.values()
-        ops = [v for v in views if v.key.startswith("operand")]
-        res = [v for v in views if v.key.startswith("result")]
-        if not ops or not res:
-            return
-        need = max(v.x + len(v.label) * LABEL_CHAR_W for v in ops) + 1.0
-        shift = need - min(v.x for v in res)
-        if shift > 0:
-            for v in res:
-                v.x += shift
-                self.board.width = max(self.board.width, v.x + v.layout.width,
-                                       v.x + len(v.label) * LABEL_CHAR_W)
 
     def _roles(self) -> list[str]:
         """The roles any frame paints, in the style's precedence order (the legend)."""
@@ -202,7 +186,7 @@ class Animation:
             arr = view.values if arr is None else arr
             cells = arr[tuple(view.index.T)] if view.index.shape[1] else np.asarray(arr).reshape(1)
             for t, v in zip(view.texts, cells, strict=False):
-                t.set_text(_format_cell(v))
+                t.set_text(format_cell(v))
         self._showing_values = values is not None
 
     def _frames(self) -> Iterator[int]:

@@ -419,7 +419,7 @@ def draw_diagram(event: Any, elements: Sequence[tuple[int, tuple[int, ...]]] | N
             f"{event.op.name.removeprefix('stablehlo.')}: {len(chosen)} result elements, one colour each"
     board = Board(title)
     view.build(board=board)
-    _clear_labels(board)
+    board.clear_operand_labels(gap=1.5)
     for n, line in enumerate(attrs):
         board.add_text(0.0, 0.1 + n * lh, line, fontsize=7.5, color=style.MUTED_TEXT,
                        width=len(line) * 0.16)
@@ -477,20 +477,6 @@ def visible_roles(groups: list[CellGroup]) -> set[str]:
     return out
 
 
-def _clear_labels(board: Board) -> None:
-    """Move the result column right when an operand's label would run into it."""
-    from hlolab.render.layout import LABEL_CHAR_W
-
-    operands = [v for k, v in board.views.items() if k.startswith("operand")]
-    results = [v for k, v in board.views.items() if k.startswith("result")]
-    if not operands or not results:
-        return
-    need = max(v.x + len(v.label) * LABEL_CHAR_W for v in operands) + 1.5
-    shift = need - min(v.x for v in results)
-    if shift > 0:
-        for v in results:
-            v.x += shift
-            board.width = max(board.width, v.x + v.layout.width, v.x + len(v.label) * LABEL_CHAR_W)
 
 
 def _frames(board: Board, groups: list[CellGroup], color: str) -> None:

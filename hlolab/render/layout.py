@@ -245,7 +245,7 @@ class TensorView:
         return self.x + p[0], self.y + p[1], 1.0, 1.0
 
 
-def _format_cell(v: Any) -> str:
+def format_cell(v: Any) -> str:
     """A value short enough for a cell."""
     if isinstance(v, (bool, np.bool_)):
         return "T" if v else "F"
@@ -289,6 +289,20 @@ class Board:
         self.width = max(self.width, x + layout.width, x + len(label) * LABEL_CHAR_W)
         self.height = max(self.height, y + layout.height)
         return view
+
+    def clear_operand_labels(self, gap: float) -> None:
+        """Move the result column right of the widest operand label (a padded-frame label is
+        longer than its cells), ``gap`` cells past it, so labels never overlap. Before draw()."""
+        operands = [v for k, v in self.views.items() if k.startswith("operand")]
+        results = [v for k, v in self.views.items() if k.startswith("result")]
+        if not operands or not results:
+            return
+        need = max(v.x + len(v.label) * LABEL_CHAR_W for v in operands) + gap
+        shift = need - min(v.x for v in results)
+        if shift > 0:
+            for v in results:
+                v.x += shift
+                self.width = max(self.width, v.x + v.layout.width, v.x + len(v.label) * LABEL_CHAR_W)
 
     def add_text(self, x: float, y: float, text: str, **kw: Any) -> None:
         lines = text.count("\n") + 1
@@ -351,7 +365,7 @@ class Board:
         if show_values and view.values is not None:
             vals = view.values[tuple(idx.T)] if idx.shape[1] else view.values.reshape(1)
             for (x, y), v, k in zip(view.corners, vals, kinds, strict=True):
-                txt = _format_cell(v)
+                txt = format_cell(v)
                 view.texts.append(ax.text(x + 0.5, y + 0.55, txt, fontsize=small, ha="center",
                                           va="center", zorder=3,
                                           color=style.MUTED_TEXT if k else "#000000"))
