@@ -980,9 +980,9 @@ __all__ = ["reduce", "map_", "reduce_precision", "batch_norm_inference", "batch_
            "batch_norm_provenance", "batch_norm_explain", "slice_fan_index"]
 
 
-# --- parameter schema (hlolab.ops.examples) ------------------------------------------------
+# --- parameter schemas (hlolab.ops.examples): reduce, map, reduce_precision, batch norm ---
 
-def _reduce_schema() -> None:
+def _reduction_schemas() -> None:
     from hlolab.ops.examples import (
         BODIES,
         Operand,
@@ -993,7 +993,10 @@ def _reduce_schema() -> None:
         combiner_region,
         dtype_param,
         enum_param,
+        float_attr,
+        guess,
         identity_of,
+        int_param,
         ints_param,
         register_schema,
         scalar,
@@ -1002,7 +1005,7 @@ def _reduce_schema() -> None:
     )
     from hlolab.types import element_type
 
-    def build(p: dict[str, Any]) -> OpParts:
+    def reduce_build(p: dict[str, Any]) -> OpParts:
         init = p["init"] if p["init"] is not None else identity_of(p["body"], element_type(p["dtype"]))
         kept = [n for d, n in enumerate(p["input"]) if d not in p["dimensions"]]
         return OpParts([Operand("input", ttype(p["input"], p["dtype"])),
@@ -1019,33 +1022,7 @@ def _reduce_schema() -> None:
     ), {"default": {},
         "spec-example": {"input": (1, 6), "dimensions": (1,), "body": "add", "init": 0, "dtype": "i64",
                          "index": (0,), "inputs": {"input": [[0, 1, 2, 3, 4, 5]]}}},
-        build, doc="reduce input along dimensions with the body"))
-
-
-_reduce_schema()
-
-
-# --- more parameter schemas: map, reduce_precision, batch norm ------------------------------
-
-def _reduction_more_schemas() -> None:
-    from hlolab.ops.examples import (
-        BODIES,
-        Operand,
-        OpParts,
-        OpSchema,
-        Param,
-        array_i64,
-        combiner_region,
-        dtype_param,
-        enum_param,
-        float_attr,
-        guess,
-        int_param,
-        ints_param,
-        register_schema,
-        shape_param,
-        ttype,
-    )
+        reduce_build, doc="reduce input along dimensions with the body"))
 
     def map_build(p: dict[str, Any]) -> OpParts:
         t = ttype(p["shape"], p["dtype"])
@@ -1169,4 +1146,4 @@ def _reduction_more_schemas() -> None:
         grad_build, doc="gradients of batch_norm_training's inputs from the output's gradient"))
 
 
-_reduction_more_schemas()
+_reduction_schemas()
