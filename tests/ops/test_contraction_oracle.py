@@ -112,31 +112,39 @@ def conv_oracle_cases(draw):
             draw(st.integers(0, 2**32 - 1)), draw(st.sampled_from(["i32", "f32", "bf16", "i8"])))
 
 
+def lax_conv_layout(perms, xs, ks, padding, lhs_dil, rhs_dil) -> tuple[tuple[str, str, str], list]:
+    """jax's dimension_numbers strings ("NCHW"-like) for the canonical -> actual permutations
+    ``perms``, and ``padding`` widened where the padded extent would hold no window (an empty
+    result: fine, but dull)."""
+    spatial = "".join("HWD"[j] for j in range(len(xs)))
+
+    def spec(perm, a, b):
+        out = [""] * len(perm)
+        for k, pos in enumerate(perm):
+            out[pos] = ([a, b] + list(spatial))[k]
+        return "".join(out)
+
+    lp, kp, op_ = perms
+    padding = list(padding)
+    for j in range(len(xs)):
+        dil = (xs[j] - 1) * lhs_dil[j] + 1 + padding[j][0] + padding[j][1]
+        if dil < (ks[j] - 1) * rhs_dil[j] + 1:
+            padding[j] = (padding[j][0] + 3, padding[j][1] + 3)
+    return (spec(lp, "N", "C"), spec(kp, "O", "I"), spec(op_, "N", "C")), padding
+
+
 @settings(max_examples=40)
 @given(conv_oracle_cases())
 def test_convolution_matches_xla(case):
     (N, C, O, Ci, xs, ks, strides, padding, lhs_dil, rhs_dil, fgc, bgc, perms, seed, name) = case
     dt, pref = DTYPES[name]
     rng = np.random.default_rng(seed)
-    lp, kp, op_ = perms
+    lp, kp, _ = perms
     xc = _values(rng, (N, C, *xs), dt)
     wc = _values(rng, (O, Ci, *ks), dt)
     x = np.moveaxis(xc, list(range(len(lp))), lp)
     w = np.moveaxis(wc, list(range(len(kp))), kp)
-    spatial = "".join("HWD"[j] for j in range(len(xs)))
-
-    def spec(perm, a, b):  # a layout string like "NCHW" from a canonical -> actual permutation
-        out = [""] * len(perm)
-        for k, pos in enumerate(perm):
-            out[pos] = ([a, b] + list(spatial))[k]
-        return "".join(out)
-
-    dn = (spec(lp, "N", "C"), spec(kp, "O", "I"), spec(op_, "N", "C"))
-    # padded extent must hold at least one window, or the result is empty (fine, but dull)
-    for j in range(len(xs)):
-        dil = (xs[j] - 1) * lhs_dil[j] + 1 + padding[j][0] + padding[j][1]
-        if dil < (ks[j] - 1) * rhs_dil[j] + 1:
-            padding[j] = (padding[j][0] + 3, padding[j][1] + 3)
+    dn, padding = lax_conv_layout(perms, xs, ks, padding, lhs_dil, rhs_dil)
 
     def fn(a, b):
         return lax.conv_general_dilated(a, b, strides, padding, lhs_dil, rhs_dil, dn,

@@ -8,7 +8,7 @@ from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 
 from tests.ops.test_contraction import dot_cases
-from tests.ops.test_contraction_oracle import conv_oracle_cases
+from tests.ops.test_contraction_oracle import conv_oracle_cases, lax_conv_layout
 from tests.oracle.differential.harness import Case, jax, lax, run_cases
 from tests.oracle.differential.strategies import make_values
 
@@ -40,22 +40,10 @@ def test_dot_general_matches_xla(case, et):
 @given(conv_oracle_cases(), st.sampled_from(["i32", "f32", "bf16", "f16", "f64"]))
 def test_convolution_matches_xla(case, et):
     (N, C, O, Ci, xs, ks, strides, padding, lhs_dil, rhs_dil, fgc, bgc, perms, seed, _) = case
-    lp, kp, op_ = perms
+    lp, kp, _ = perms
     x = np.moveaxis(make_values(et, (N, C, *xs), seed, 0.0), list(range(len(lp))), lp)
     w = np.moveaxis(make_values(et, (O, Ci, *ks), seed + 1, 0.0), list(range(len(kp))), kp)
-    spatial = "".join("HWD"[j] for j in range(len(xs)))
-
-    def spec(perm, a, b):
-        out = [""] * len(perm)
-        for k, pos in enumerate(perm):
-            out[pos] = ([a, b] + list(spatial))[k]
-        return "".join(out)
-
-    dn = (spec(lp, "N", "C"), spec(kp, "O", "I"), spec(op_, "N", "C"))
-    for j in range(len(xs)):
-        dil = (xs[j] - 1) * lhs_dil[j] + 1 + padding[j][0] + padding[j][1]
-        if dil < (ks[j] - 1) * rhs_dil[j] + 1:
-            padding[j] = (padding[j][0] + 3, padding[j][1] + 3)
+    dn, padding = lax_conv_layout(perms, xs, ks, padding, lhs_dil, rhs_dil)
 
     def fn(a, b):
         return lax.conv_general_dilated(a, b, strides, padding, lhs_dil, rhs_dil, dn,
