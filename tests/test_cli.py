@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from hlolab.cli import main
+from tests.programs import ENDLESS_WHILE
 
 PASSING = """
 func.func @ok() {
@@ -50,14 +51,6 @@ def test_run_reports_one_line_per_module(tmp_path, capsys):
     assert out[9].strip() == "^" and out[8].strip().startswith("%0 = stablehlo.constant")
 
 
-ENDLESS = """func.func @main() -> tensor<i64> {
-  %t = stablehlo.constant dense<true> : tensor<i1>
-  %z = stablehlo.constant dense<0> : tensor<i64>
-  %r = stablehlo.while(%a = %z) : tensor<i64>
-  cond { stablehlo.return %t : tensor<i1> } do { stablehlo.return %a : tensor<i64> }
-  func.return %r : tensor<i64>
-}
-"""
 
 PADDED_MAX = """func.func @main(%x: tensor<4x4xf32>) -> tensor<1x1xf32> {
   %c = stablehlo.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
@@ -75,7 +68,7 @@ PADDED_MAX = """func.func @main(%x: tensor<4x4xf32>) -> tensor<1x1xf32> {
 
 def test_run_budgets_are_options(tmp_path, capsys):
     endless, padded = tmp_path / "endless.mlir", tmp_path / "padded.mlir"
-    endless.write_text(ENDLESS)
+    endless.write_text(ENDLESS_WHILE)
     padded.write_text(PADDED_MAX)
     assert main(["run", "--max-steps", "500", str(endless)]) == 1
     out = capsys.readouterr().out.splitlines()

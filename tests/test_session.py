@@ -9,24 +9,7 @@ import pytest
 
 from hlolab.errors import ExecutionError
 from hlolab.session import Session
-
-WHILE = """
-func.func @main(%n: tensor<i64>, %x: tensor<8xf32>) -> (tensor<i64>, tensor<8xf32>) {
-  %zero = stablehlo.constant dense<0> : tensor<i64>
-  %one = stablehlo.constant dense<1> : tensor<i64>
-  %i, %y = stablehlo.while(%a = %zero, %v = %x) : tensor<i64>, tensor<8xf32>
-  cond {
-    %c = stablehlo.compare LT, %a, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
-    stablehlo.return %c : tensor<i1>
-  } do {
-    %a1 = stablehlo.add %a, %one : tensor<i64>
-    %v1 = stablehlo.multiply %v, %v : tensor<8xf32>
-    stablehlo.return %a1, %v1 : tensor<i64>, tensor<8xf32>
-  }
-  %s = stablehlo.reverse %y, dims = [0] : tensor<8xf32>
-  func.return %i, %s : tensor<i64>, tensor<8xf32>
-}
-"""
+from tests.programs import ENDLESS_WHILE, RUNAWAY_WHILE, SQUARING_WHILE
 
 X = np.linspace(0.5, 1.2, 8, dtype=np.float32)
 X2 = X * X  # the body squares: x -> x^2 -> x^4 -> x^8, rounding after each multiply
@@ -35,7 +18,7 @@ X8 = X4 * X4
 
 
 def session(n: int = 3, **kw) -> Session:
-    s = Session(WHILE, **kw)
+    s = Session(SQUARING_WHILE, **kw)
     s.bind([np.array(n, np.int64), X])
     return s
 
@@ -117,7 +100,7 @@ def test_breakpoints_stop_where_asked():
 
     s.restart()
     s.breakpoints.clear()
-    s.add_breakpoint("line", 14)  # the reverse
+    s.add_breakpoint("line", 13)  # the reverse
     stop = s.run()
     assert stop.reason == "breakpoint" and stop.event.op.name == "stablehlo.reverse"
 
@@ -151,7 +134,7 @@ def test_step_over_and_finish_follow_regions():
     s = session()
     s.run_to(op="stablehlo.add")  # inside the body, iteration 0
     assert s.current.frame.depth == 1
-    assert [e.describe() for e in s.call_stack()] == ["@main: %i, %y = stablehlo.while line 5, region 1, "
+    assert [e.describe() for e in s.call_stack()] == ["@main: %i, %y = stablehlo.while line 4, region 1, "
                                                       "iteration 0"]
     assert s.step_over().event.op.name == "stablehlo.multiply"  # same depth
     stop = s.finish()
@@ -161,18 +144,7 @@ def test_step_over_and_finish_follow_regions():
 
 
 def test_runaway_while_is_interrupted_by_the_run_budget_and_the_session_survives():
-    text = """
-    func.func @main() -> tensor<i64> {
-      %t = stablehlo.constant dense<true> : tensor<i1>
-      %z = stablehlo.constant dense<0> : tensor<i64>
-      %one = stablehlo.constant dense<1> : tensor<i64>
-      %r = stablehlo.while(%a = %z) : tensor<i64>
-      cond { stablehlo.return %t : tensor<i1> } do {
-        %a1 = stablehlo.add %a, %one : tensor<i64>
-        stablehlo.return %a1 : tensor<i64>
-      }
-      func.return %r : tensor<i64>
-    }"""
+    text = RUNAWAY_WHILE
     s = Session(text)
     stop = s.run(max_steps=500)
     assert stop.reason == "budget" and not s.finished
@@ -190,15 +162,7 @@ def test_runaway_while_is_interrupted_by_the_run_budget_and_the_session_survives
 
 
 def test_interrupt_from_another_thread():
-    text = """
-    func.func @main() -> tensor<i64> {
-      %t = stablehlo.constant dense<true> : tensor<i1>
-      %z = stablehlo.constant dense<0> : tensor<i64>
-      %r = stablehlo.while(%a = %z) : tensor<i64>
-      cond { stablehlo.return %t : tensor<i1> } do { stablehlo.return %a : tensor<i64> }
-      func.return %r : tensor<i64>
-    }"""
-    s = Session(text, run_budget=10**9)
+    s = Session(ENDLESS_WHILE, run_budget=10**9)
     timer = threading.Timer(0.2, s.interrupt)
     timer.start()
     stop = s.run()
@@ -207,7 +171,7 @@ def test_interrupt_from_another_thread():
 
 
 def test_bind_inputs_and_errors():
-    s = Session(WHILE)
+    s = Session(SQUARING_WHILE)
     with pytest.raises(ExecutionError, match="bind inputs first"):
         s.step()
     with pytest.raises(ExecutionError, match="argument #1 of @main must be tensor<8xf32>"):
@@ -224,7 +188,7 @@ def test_bind_inputs_and_errors():
 def test_bind_from_npy_files(tmp_path):
     p = tmp_path / "x.npy"
     np.save(p, X)
-    s = Session(WHILE)
+    s = Session(SQUARING_WHILE)
     s.bind([np.array(1, np.int64)], files=[p])
     s.run()
     np.testing.assert_array_equal(s.results[1], X2[::-1])
@@ -263,14 +227,6 @@ func.func @main() -> tensor<i64> {
   func.return %r : tensor<i64>
 }"""
 
-EMPTY_WHILE = """
-func.func @main() -> tensor<i64> {
-  %t = stablehlo.constant dense<true> : tensor<i1>
-  %z = stablehlo.constant dense<0> : tensor<i64>
-  %r = stablehlo.while(%a = %z) : tensor<i64>
-  cond { stablehlo.return %t : tensor<i1> } do { stablehlo.return %a : tensor<i64> }
-  func.return %r : tensor<i64>
-}"""
 
 
 def interrupt_from_thread_at(s: Session, when) -> threading.Thread:
@@ -328,7 +284,7 @@ def test_interrupt_during_a_run_stops_between_ops_and_the_session_goes_on(where)
 
 
 def test_interrupt_stops_a_loop_that_yields_no_op():
-    s = Session(EMPTY_WHILE, run_budget=10**9)
+    s = Session(ENDLESS_WHILE, run_budget=10**9)
     t = interrupt_from_thread_at(s, lambda op, n: n > 5000)
     stop = s.run()
     t.join()

@@ -8,6 +8,7 @@ import pytest
 from hlolab.errors import ExecutionError, HloLabError, NotImplementedOpError
 from hlolab.interp.engine import Interpreter
 from hlolab.ir.parser import parse_module
+from tests.programs import ENDLESS_WHILE
 
 WHILE = """
 func.func @main(%n: tensor<i64>) -> (tensor<i64>, tensor<i64>) {
@@ -52,15 +53,7 @@ def test_while_sums_and_steps_op_by_op():
 
 
 def test_step_budget_stops_endless_loop():
-    text = """
-    func.func @main() -> tensor<i64> {
-      %t = stablehlo.constant dense<true> : tensor<i1>
-      %z = stablehlo.constant dense<0> : tensor<i64>
-      %r = stablehlo.while(%a = %z) : tensor<i64>
-      cond { stablehlo.return %t : tensor<i1> } do { stablehlo.return %a : tensor<i64> }
-      func.return %r : tensor<i64>
-    }"""
-    interp = Interpreter(parse_module(text), step_budget=1000)
+    interp = Interpreter(parse_module(ENDLESS_WHILE), step_budget=1000)
     with pytest.raises(ExecutionError, match="step budget of 1000"):
         interp.run()
 

@@ -23,6 +23,7 @@ from hlolab.session import Session  # noqa: E402
 from hlolab.tui.screens.stepper import InputsDialog, ProgramDialog, StepperScreen  # noqa: E402
 from hlolab.tui.widgets.source import SourceView, highlight_line  # noqa: E402
 from hlolab.tui.widgets.values import ValueList  # noqa: E402
+from tests.programs import RUNAWAY_WHILE, SQUARING_WHILE  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "hlolab" / "examples"
 
@@ -38,23 +39,6 @@ PAD_SLICE_ADD = "\n".join([
     "}",
 ])
 
-WHILE = """\
-func.func @main(%n: tensor<i64>, %x: tensor<8xf32>) -> (tensor<i64>, tensor<8xf32>) {
-  %zero = stablehlo.constant dense<0> : tensor<i64>
-  %one = stablehlo.constant dense<1> : tensor<i64>
-  %i, %y = stablehlo.while(%a = %zero, %v = %x) : tensor<i64>, tensor<8xf32>
-  cond {
-    %c = stablehlo.compare LT, %a, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
-    stablehlo.return %c : tensor<i1>
-  } do {
-    %a1 = stablehlo.add %a, %one : tensor<i64>
-    %v1 = stablehlo.multiply %v, %v : tensor<8xf32>
-    stablehlo.return %a1, %v1 : tensor<i64>, tensor<8xf32>
-  }
-  %s = stablehlo.reverse %y, dims = [0] : tensor<8xf32>
-  func.return %i, %s : tensor<i64>, tensor<8xf32>
-}
-"""
 
 # the second op cannot run: the session stops with an ExecutionError
 NOT_IMPLEMENTED = """\
@@ -65,19 +49,6 @@ func.func @main(%a: tensor<4xi32>) -> tensor<4xi32> {
 }
 """
 
-RUNAWAY = """\
-func.func @main() -> tensor<i64> {
-  %t = stablehlo.constant dense<true> : tensor<i1>
-  %z = stablehlo.constant dense<0> : tensor<i64>
-  %one = stablehlo.constant dense<1> : tensor<i64>
-  %r = stablehlo.while(%a = %z) : tensor<i64>
-  cond { stablehlo.return %t : tensor<i1> } do {
-    %a1 = stablehlo.add %a, %one : tensor<i64>
-    stablehlo.return %a1 : tensor<i64>
-  }
-  func.return %r : tensor<i64>
-}
-"""
 
 
 def sync(test):
@@ -169,7 +140,7 @@ async def test_step_forward_and_back_changes_the_current_op():
 
 @sync
 async def test_step_into_while_shows_the_frame_then_step_over_and_finish():
-    app = StepperApp(WHILE, inputs=[np.array(2, np.int64), np.ones(8, np.float32)])
+    app = StepperApp(SQUARING_WHILE, inputs=[np.array(2, np.int64), np.ones(8, np.float32)])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await pilot.press("n", "n", "s")  # two constants, then into the while's cond region
@@ -451,7 +422,7 @@ async def test_execution_error_keeps_the_screen_alive():
 
 @sync
 async def test_a_long_run_is_interruptible_and_the_ui_stays_responsive():
-    app = StepperApp(RUNAWAY)
+    app = StepperApp(RUNAWAY_WHILE)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await settle(pilot)
         await pilot.press("c")
@@ -474,7 +445,7 @@ async def test_a_long_run_is_interruptible_and_the_ui_stays_responsive():
 
 @sync
 async def test_escape_stops_a_finish_inside_a_runaway_loop():
-    app = StepperApp(RUNAWAY)
+    app = StepperApp(RUNAWAY_WHILE)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await pilot.press("n", "n", "n", "n")  # three constants, then the body's add
