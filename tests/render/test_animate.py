@@ -13,7 +13,7 @@ from PIL import Image  # noqa: E402
 from hlolab.errors import HloLabError  # noqa: E402
 from hlolab.render import style  # noqa: E402
 from hlolab.render.animate import animate, plan_frames  # noqa: E402
-from hlolab.session import Session  # noqa: E402
+from tests.render.test_render import event_of  # noqa: E402
 
 SCATTER = """
 func.func @main(%x: tensor<5xi32>, %i: tensor<4x1xi32>, %u: tensor<4xi32>) -> tensor<5xi32> {
@@ -62,14 +62,6 @@ func.func @main(%x: tensor<1x4x4x1xf32>, %w: tensor<3x3x1x1xf32>) -> tensor<1x4x
   return %0 : tensor<1x4x4x1xf32>
 }
 """
-
-
-def event_of(text: str, args: list[np.ndarray], op: str):
-    s = Session(text)
-    s.bind(args)
-    stop = s.run()
-    assert stop.error is None
-    return [e for e in s.history if e.op.name == op][-1]
 
 
 def scatter_event():

@@ -18,7 +18,7 @@ from hlolab.render import (
 )
 from hlolab.render.diagram import draw_diagram  # noqa: E402
 from hlolab.render.opview import OpView  # noqa: E402
-from hlolab.session import Session  # noqa: E402
+from tests.render.test_render import event_of  # noqa: E402
 
 ADD_BODY = """({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
@@ -33,14 +33,6 @@ def _close_figures():
     import matplotlib.pyplot as plt
 
     plt.close("all")
-
-
-def event_of(text: str, args: list[np.ndarray], op: str):
-    s = Session(text)
-    s.bind(args)
-    stop = s.run()
-    assert stop.error is None
-    return [e for e in s.history if e.op.name == op][-1]
 
 
 def one_op(op_line: str, arg_types: list[str], out_type: str) -> str:

@@ -52,6 +52,7 @@ func.func @main(%x: tensor<3x3xf32>) -> tensor<5x5xf32> {
 
 
 def event_of(text: str, args: list[np.ndarray], op: str):
+    """The last event of ``op`` when ``text`` runs on ``args`` (the render tests draw it)."""
     s = Session(text)
     s.bind(args)
     stop = s.run()
