@@ -388,7 +388,7 @@ def _element_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from hlolab.interp.engine import DEFAULT_ELEMENT_BUDGET, DEFAULT_STEP_BUDGET
+    from hlolab.limits import ELEMENT_BUDGET, STEP_BUDGET
 
     ap = argparse.ArgumentParser(prog="hlolab", description="Execute StableHLO programs and see "
                                  "where every output element comes from.")
@@ -404,9 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, help="random inputs with this seed where none are given")
     run.add_argument("--output", metavar="DIR", help="save results as .npy files in DIR")
     run.add_argument("--max-elements", type=_budget, metavar="N",
-                     help=f"refuse a tensor of more than N elements (default {DEFAULT_ELEMENT_BUDGET:,})")
+                     help=f"refuse a tensor of more than N elements (default {ELEMENT_BUDGET:,})")
     run.add_argument("--max-steps", type=_budget, metavar="N",
-                     help=f"stop after N executed ops: an endless while (default {DEFAULT_STEP_BUDGET:,})")
+                     help=f"stop after N executed ops: an endless while (default {STEP_BUDGET:,})")
     run.add_argument("-v", "--verbose", action="store_true",
                      help="with an internal op failure, show the Python traceback behind it")
     run.set_defaults(fn=cmd_run)

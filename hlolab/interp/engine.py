@@ -18,15 +18,16 @@ import numpy as np
 
 from hlolab.errors import ExecutionError, HloLabError, NotImplementedOpError, RunInterrupted, UnsupportedError
 from hlolab.interp.single import normalize_outputs
-from hlolab.ir.dense import ELEMENT_BUDGET as DEFAULT_ELEMENT_BUDGET  # the one default
 from hlolab.ir.module import Block, Func, Module, Op, Region
+from hlolab.limits import ELEMENT_BUDGET as DEFAULT_ELEMENT_BUDGET
+from hlolab.limits import MAX_CALL_DEPTH as DEFAULT_MAX_CALL_DEPTH
+from hlolab.limits import STEP_BUDGET as DEFAULT_STEP_BUDGET
 from hlolab.ops.registry import OpCall, Token, lookup
 from hlolab.types import TensorType, TokenType, TupleType, Type
 
 RETURN_OPS = frozenset({"func.return", "return", "stablehlo.return"})
 
-DEFAULT_STEP_BUDGET = 10_000_000  # executed ops per run (guards runaway while loops)
-DEFAULT_MAX_CALL_DEPTH = 100  # nested calls; each costs ~7 Python frames of the default 1000
+
 # for a stepper (Session): executed ops without a yielded event after which a pending
 # interrupt stops the run inside the interpreter. A run that yields events is stopped by its
 # stepper between two events (and can go on); only a loop that yields none (an empty-bodied

@@ -32,12 +32,12 @@ from itertools import repeat
 import numpy as np
 
 from hlolab.errors import UnsupportedError
+from hlolab.limits import ELEMENT_BUDGET  # also the most elements a literal may denote (a splat)
 from hlolab.numerics import float_format, from_bits, nan_value, round_float64, to_bits, uint_dtype, widen
 from hlolab.types import ElementType, QuantizedElementType, TensorType
 
 MAX_RANK = 64  # numpy's limit on array dimensions
 MAX_NESTING = 1024  # list depth the error diagnosis follows (its cost grows with depth²)
-ELEMENT_BUDGET = 2**28  # elements a literal may denote (a splat would allocate them all)
 
 
 class DenseSyntaxError(Exception):

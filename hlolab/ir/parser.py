@@ -52,6 +52,7 @@ from hlolab.ir.lexer import (
     unescape_string,
 )
 from hlolab.ir.module import Block, Func, Module, Op, Region, Value
+from hlolab.limits import ELEMENT_BUDGET
 from hlolab.types import (
     ElementType,
     FunctionType,
@@ -86,7 +87,7 @@ def parse_module(text: str, filename: str = "<string>", first_line: int = 1,
                  element_budget: int | None = None) -> Module:
     """Parse one module: ``module [@name] [attributes {...}] {...}`` or bare
     top-level ``func.func`` ops (an implicit module). A dense literal over
-    ``element_budget`` elements (default ``ir.dense.ELEMENT_BUDGET``) is refused."""
+    ``element_budget`` elements (default ``hlolab.limits.ELEMENT_BUDGET``) is refused."""
     return _guarded(lambda p: p.parse_top(), text, filename, first_line, element_budget)
 
 
@@ -175,7 +176,7 @@ class Parser:
         self.lx = Lexer(text, filename, first_line)
         self.tok: Token = self.lx.lex(0)
         self.depth = 0
-        self.element_budget: int | None = None  # None: ir.dense's default
+        self.element_budget = ELEMENT_BUDGET  # most elements a dense literal may denote
         # SSA names of the current function: name -> value; one set of names per open scope
         self.values: dict[str, Value] = {}
         self.scopes: list[list[str]] = []
@@ -637,8 +638,6 @@ class Parser:
         from hlolab.ir import dense  # written alongside: parse/format the literal body
 
         try:
-            if self.element_budget is None:
-                return dense.parse_dense(blank_comments(body.text), ty)
             return dense.parse_dense(blank_comments(body.text), ty, self.element_budget)
         except dense.DenseSyntaxError as e:
             offset = int(getattr(e, "offset", 0) or 0)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import HloLabError, UnsupportedError
-from hlolab.interp.engine import DEFAULT_ELEMENT_BUDGET
+from hlolab.limits import ELEMENT_BUDGET
 from hlolab.types import ElementType, TensorType, element_type, tensor_type
 
 
@@ -50,7 +50,7 @@ _FORMS = {
 # --- parameters ------------------------------------------------------------------------
 
 # an example's integers size or index its tensors: beyond the interpreter's element budget is a typo
-INT_LIMIT = DEFAULT_ELEMENT_BUDGET
+INT_LIMIT = ELEMENT_BUDGET
 
 
 def _int(text: str) -> int:
@@ -516,9 +516,9 @@ def make_example(name: str, preset: str = "default", params: dict[str, str | Any
                          + ", ".join(f"{k}={schema.param(k).format(v)}" for k, v in values.items())) from None
     for o in [*parts.operands, *parts.captures]:  # refuse before the fill allocates
         n = math.prod(int(d) for d in o.type.static_shape())
-        if n > DEFAULT_ELEMENT_BUDGET:
+        if n > ELEMENT_BUDGET:
             raise ParamError(f"{schema.op}: operand %{o.name} : {o.type} has {n} elements, over the "
-                             f"budget of {DEFAULT_ELEMENT_BUDGET}")
+                             f"budget of {ELEMENT_BUDGET}")
     text = module_text(schema.op, parts)
     _verify(schema.op, text)
     given = {**schema.presets[preset].get("inputs", {}), **(inputs or {})}

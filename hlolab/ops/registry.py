@@ -40,8 +40,8 @@ from hlolab.ir.attrs import (
     StructAttr,
     SymbolRefAttr,
 )
-from hlolab.ir.dense import ELEMENT_BUDGET
 from hlolab.ir.module import Op
+from hlolab.limits import ELEMENT_BUDGET
 from hlolab.types import TensorType, Type
 
 

@@ -48,8 +48,8 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import ExecutionError
-from hlolab.ir.dense import ELEMENT_BUDGET
 from hlolab.ir.module import Region
+from hlolab.limits import ELEMENT_BUDGET
 from hlolab.ops.common import (
     check_value,
     dims_fit,
