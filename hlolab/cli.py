@@ -61,8 +61,9 @@ def cmd_run(ns: argparse.Namespace) -> int:
                     _save_outputs(Path(ns.output), r.label, r.outputs)
             if r.error is not None and r.error.loc is not None:
                 print(_indent(r.error.loc.caret_block().lstrip("\n")))  # source line + caret
-            if ns.verbose and r.error is not None and _internal_cause(r.error) is not None:
-                print(_indent("".join(traceback.format_exception(_internal_cause(r.error)))))
+            cause = _internal_cause(r.error) if ns.verbose and r.error is not None else None
+            if cause is not None:
+                print(_indent("".join(traceback.format_exception(cause))))
             all_ok &= r.ok
     return 0 if all_ok else 1
 
@@ -403,9 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--input", action="append", metavar="FILE.npy", help="an input from a .npy file")
     run.add_argument("--seed", type=int, help="random inputs with this seed where none are given")
     run.add_argument("--output", metavar="DIR", help="save results as .npy files in DIR")
-    run.add_argument("--max-elements", type=_budget, metavar="N",
+    run.add_argument("--max-elements", type=_budget, metavar="N", default=ELEMENT_BUDGET,
                      help=f"refuse a tensor of more than N elements (default {ELEMENT_BUDGET:,})")
-    run.add_argument("--max-steps", type=_budget, metavar="N",
+    run.add_argument("--max-steps", type=_budget, metavar="N", default=STEP_BUDGET,
                      help=f"stop after N executed ops: an endless while (default {STEP_BUDGET:,})")
     run.add_argument("-v", "--verbose", action="store_true",
                      help="with an internal op failure, show the Python traceback behind it")

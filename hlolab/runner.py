@@ -16,6 +16,7 @@ from hlolab.errors import CheckFailure, ExecutionError, HloLabError, ParseError
 from hlolab.interp.engine import Interpreter
 from hlolab.ir.attrs import ArrayAttr, DenseElementsAttr
 from hlolab.ir.module import Module
+from hlolab.limits import ELEMENT_BUDGET, STEP_BUDGET
 from hlolab.ops.registry import Token
 from hlolab.types import TensorType, TupleType, element_type_of_dtype
 
@@ -54,14 +55,12 @@ def is_check(op_name: str, attrs: dict[str, Any]) -> bool:
 @dataclass(frozen=True)
 class Budgets:
     """Resource limits of one run: elements per tensor (literals, results, padded frames) and
-    executed ops (a runaway while loop); None keeps the interpreter's default."""
-    elements: int | None = None
-    steps: int | None = None
+    executed ops (a runaway while loop)."""
+    elements: int = ELEMENT_BUDGET
+    steps: int = STEP_BUDGET
 
     def interpreter(self, module: Module) -> Interpreter:
-        kw = {k: v for k, v in (("element_budget", self.elements), ("step_budget", self.steps))
-              if v is not None}
-        return Interpreter(module, **kw)
+        return Interpreter(module, element_budget=self.elements, step_budget=self.steps)
 
 
 def run_module(module: Module, label: str, entry: str | None = None,
