@@ -252,3 +252,24 @@ def test_trace_forward_and_errors(capsys):
     assert "out of range" in capsys.readouterr().err
     assert main(["trace", "--example", "conv_maxpool", "--value", "%2", "--index", "0,0,0,0"]) == 1
     assert "--seed N for random values" in capsys.readouterr().err
+
+
+def test_verbose_shows_the_python_error_behind_an_op_failure(tmp_path, capsys, monkeypatch):
+    from hlolab.ops.registry import lookup
+
+    def broken(ctx, x):
+        raise ValueError("a bug in the negate evaluator")
+
+    monkeypatch.setattr(lookup("stablehlo.negate"), "evaluate", broken)
+    f = tmp_path / "neg.mlir"
+    f.write_text("""func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.negate %a : tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}""")
+    assert main(["run", "--seed", "0", str(f)]) == 1
+    plain = capsys.readouterr().out
+    assert f"neg.mlir#1: ERROR: {f}:2:3: stablehlo.negate failed: ValueError: a bug in the negate" in plain
+    assert "Traceback" not in plain
+    assert main(["run", "-v", "--seed", "0", str(f)]) == 1
+    verbose = capsys.readouterr().out
+    assert "Traceback (most recent call last)" in verbose and "in broken" in verbose
