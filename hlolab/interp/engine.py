@@ -23,6 +23,7 @@ from hlolab.limits import ELEMENT_BUDGET as DEFAULT_ELEMENT_BUDGET
 from hlolab.limits import MAX_CALL_DEPTH as DEFAULT_MAX_CALL_DEPTH
 from hlolab.limits import STEP_BUDGET as DEFAULT_STEP_BUDGET
 from hlolab.ops.registry import OpCall, Token, lookup
+from hlolab.ops.verify import verify_module
 from hlolab.types import TensorType, TokenType, TupleType, Type
 
 RETURN_OPS = frozenset({"func.return", "return", "stablehlo.return"})
@@ -227,9 +228,9 @@ class Interpreter:
         self.interrupt = threading.Event()
         self.interrupt_grace = 0
         self._since_yield = 0  # ops executed since the last yielded event
-        # ops whose (type- and attribute-only) constraints already passed: a loop
-        # body or a benchmark runs verify once, not once per execution
-        self._verified: set[int] = set()
+        # the whole module is verified before anything runs (untaken branches and
+        # uncalled functions too); a module verifies once however often it runs
+        verify_module(module)
 
     # --- public API -------------------------------------------------------
     def run(self, func: str | None = None, args: list[Any] | None = None) -> list[Any]:
@@ -358,9 +359,6 @@ class Interpreter:
         self._check_budget(op)
         call = InterpCall(op, self, env, frame, batch, denv, operand_defs)
         try:
-            if opdef.verify is not None and id(op) not in self._verified:
-                opdef.verify(call)
-                self._verified.add(id(op))
             if opdef.steps:
                 out = yield from opdef.evaluate(call, *inputs)
             else:

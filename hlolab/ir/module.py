@@ -49,6 +49,9 @@ class Op:
     result_groups: list[tuple[str, int]] = field(default_factory=list)  # ("%r", 2) for %r:2
     prop_names: set[str] = field(default_factory=set)
     parent: Block | None = None
+    # the typed attribute record (hlolab.ops.record), read from ``attributes`` once
+    # by verification; whoever changes ``attributes`` afterwards resets it to None
+    record: Any = field(default=None, compare=False, repr=False)
 
     @property
     def operand_types(self) -> list[Type]:
@@ -168,6 +171,7 @@ class Module:
     first_line: int = 1  # line of this module's text in its file (split files)
     mlir_loc: str | None = None  # the text of a trailing loc(...) after `module {...}`
     loc_aliases: dict[str, str] = field(default_factory=dict)  # "#loc3" -> "loc(...)" definitions
+    verified: bool = field(default=False, compare=False)  # hlolab.ops.verify passed
 
     def func(self, name: str) -> Func | None:
         for f in self.funcs:

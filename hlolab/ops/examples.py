@@ -214,7 +214,8 @@ class OpParts:
 
     operands: list[Operand]
     results: list[TensorType]  # inferred by the op's shape formulas
-    attrs: dict[str, str] = field(default_factory=dict)  # name -> generic-form attribute text
+    # the op's attribute record (hlolab.ops.record), or name -> generic-form attribute text
+    attrs: Any = field(default_factory=dict)
     regions: list[str] = field(default_factory=list)  # region bodies ("^bb0(...): ...")
     index: tuple[int, ...] | None = None  # an interesting result element
     # more ``@main`` arguments, after the operands, that the op's regions read directly
@@ -420,6 +421,25 @@ def guess(fn: Callable[[], list[TensorType]], et: str) -> list[TensorType]:
         return [tensor_type((), et)]
 
 
+def inferred_results(op: str, rec: Any, operand_types: Sequence[Any], et: str) -> list[TensorType]:
+    """The result types the op's ``infer`` gives for ``rec`` and ``operand_types``; a
+    placeholder scalar of ``et`` when they admit none (verification then names the
+    constraint the parameters break). A result type the op leaves open (``Partial``)
+    cannot come from here: such a schema gives its result types itself."""
+    from hlolab.ops.record import InferError, Partial
+    from hlolab.ops.registry import lookup
+
+    d = lookup(op)
+    assert d is not None and d.infer is not None, op
+    try:
+        out = d.infer(rec, list(operand_types))
+    except InferError:
+        return [tensor_type((), et)]
+    if any(isinstance(t, Partial) for t in out):
+        raise RuntimeError(f"{op}: infer leaves a result type open; its schema must give it")
+    return list(out)
+
+
 def ttype(shape: Sequence[int], et: str) -> TensorType:
     if any(int(d) < 0 for d in shape):
         raise ValueError("negative dimension")
@@ -437,8 +457,11 @@ def module_text(op: str, parts: OpParts) -> str:
     if parts.regions:
         regions = " (" + ", ".join("{\n" + _indent(r, 4) + "\n  }" for r in parts.regions) + ")"
     attrs = ""
-    if parts.attrs:
-        attrs = " {\n" + ",\n".join(f"    {k} = {v}" for k, v in parts.attrs.items()) + "\n  }"
+    texts = parts.attrs
+    if not isinstance(texts, dict):  # a record writes its own IR attributes
+        texts = {k: str(v) for k, v in texts.to_ir().items()}
+    if texts:
+        attrs = " {\n" + ",\n".join(f"    {k} = {v}" for k, v in texts.items()) + "\n  }"
     operands = ", ".join(f"%{o.name}" for o in parts.operands)
     in_sig = ", ".join(str(o.type) for o in parts.operands)
     return (f"func.func @main({args}) -> {rsig} {{\n"

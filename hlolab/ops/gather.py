@@ -30,6 +30,7 @@ import numpy as np
 
 from hlolab.errors import ExecutionError
 from hlolab.ops.common import check_value, dims_fit, operand_tensor, reject_quantized, sliding_windows
+from hlolab.ops.record import Attrs, InferError, Partial, attr, boolean, ints, member, record
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element
 from hlolab.trace.explain import Explanation, Step
@@ -47,27 +48,28 @@ _DYNAMIC_LABELS: dict[int, int | None] = {
 }
 
 
-@dataclass(frozen=True)
-class GatherDims:
-    """The fields of ``#stablehlo.gather<...>`` (the spec's names)."""
-
-    offset_dims: tuple[int, ...]
-    collapsed_slice_dims: tuple[int, ...]
-    operand_batching_dims: tuple[int, ...]
-    start_indices_batching_dims: tuple[int, ...]
-    start_index_map: tuple[int, ...]
-    index_vector_dim: int
+def _dn(name: str = "") -> Any:
+    return attr(member("dimension_numbers", "stablehlo.gather", name))
 
 
-def gather_dims(ctx: OpCall) -> GatherDims:
-    s = ctx.struct("dimension_numbers")
+@record
+class GatherDims(Attrs):
+    """The fields of ``#stablehlo.gather<...>`` (the spec's names): dynamic_gather's record."""
 
-    def ints(name: str) -> tuple[int, ...]:
-        return tuple(int(v) for v in (s.get(name) or ()))
+    offset_dims: tuple[int, ...] = _dn()
+    collapsed_slice_dims: tuple[int, ...] = _dn()
+    operand_batching_dims: tuple[int, ...] = _dn()
+    start_indices_batching_dims: tuple[int, ...] = _dn()
+    start_index_map: tuple[int, ...] = _dn()
+    index_vector_dim: int = _dn()
+    indices_are_sorted: bool = attr(boolean("indices_are_sorted"), default=False)
 
-    return GatherDims(ints("offset_dims"), ints("collapsed_slice_dims"), ints("operand_batching_dims"),
-                      ints("start_indices_batching_dims"), ints("start_index_map"),
-                      int(s.get("index_vector_dim") or 0))
+
+@record
+class GatherAttrs(GatherDims):
+    """gather's attributes: the dimension numbers and ``slice_sizes``."""
+
+    slice_sizes: tuple[int, ...] = attr(ints("slice_sizes"))
 
 
 # --- verification ----------------------------------------------------------------------
@@ -235,9 +237,7 @@ def _verify_gather(ctx: OpCall) -> None:
     _not_per_axis(ctx, operand, "I1", "operand")
     start_indices = _integer_tensor(ctx, 1, "I2", "start_indices")
     result = _result_type(ctx)
-    check_gather(_gather_err(ctx), operand, start_indices, result, gather_dims(ctx),
-                 ctx.ints("slice_sizes"))
-    ctx.bool("indices_are_sorted", False)  # must be a bool when present
+    check_gather(_gather_err(ctx), operand, start_indices, result, ctx.attrs, ctx.attrs.slice_sizes)
 
 
 def _verify_dynamic_gather(ctx: OpCall) -> None:
@@ -249,13 +249,55 @@ def _verify_dynamic_gather(ctx: OpCall) -> None:
         raise ctx.error("I3", f"slice_sizes must be a 1-dimensional tensor of integer type, got {sizes}")
     result = _result_type(ctx)
     err = _dynamic_err(ctx)
-    check_gather(err, operand, start_indices, result, gather_dims(ctx), None)
+    check_gather(err, operand, start_indices, result, ctx.attrs, None)
     if sizes.shape[0] is not None and sizes.shape[0] != operand.rank:
         raise err(20, f"size(slice_sizes) = {sizes.shape[0]} must equal rank(operand) = {operand.rank}")
     if not same_element(operand.element, result.element):
         raise err(23, f"element_type(operand) = {operand.element} must equal element_type(result) "
                   f"= {result.element}")
-    ctx.bool("indices_are_sorted", False)
+
+
+# --- result type inference ---------------------------------------------------------------
+
+def _infer(a: GatherDims, types: list[Any], sizes: Sequence[int | None] | None,
+           dynamic: bool) -> TensorType | Partial:
+    """combine(batch_dim_sizes, offset_dim_sizes) with operand's element type; the
+    constraints the computation needs are checked on the way (gather's (Cn), or
+    dynamic_gather's where it has one)."""
+    def fail(n: int, msg: str) -> InferError:
+        mine = _DYNAMIC_LABELS[n] if dynamic else n
+        return InferError(f"C{mine}" if mine is not None else None,
+                          msg if mine is not None else f"as gather (C{n}) requires: {msg}")
+
+    operand, start_indices = types[0], types[1]
+    if not isinstance(operand, TensorType) or not isinstance(start_indices, TensorType):
+        raise InferError(None, "operand and start_indices must be tensors")
+    ivd = a.index_vector_dim
+    if not 0 <= ivd <= start_indices.rank:
+        raise fail(2, f"index_vector_dim = {ivd} must be in [0, {start_indices.rank}] (rank(start_indices))")
+    rank = start_indices.rank - (1 if ivd < start_indices.rank else 0) + len(a.offset_dims)
+    if not (_is_unique(a.offset_dims) and _is_sorted(a.offset_dims)):
+        raise fail(4, f"offset_dims = {list(a.offset_dims)} must be unique and sorted")
+    if any(not 0 <= d < rank for d in a.offset_dims):
+        raise fail(5, f"offset_dims = {list(a.offset_dims)} must be in [0, {rank}) (rank(result))")
+    given = sizes if sizes is not None else [None] * operand.rank
+    if len(given) != operand.rank:
+        raise fail(20, f"size(slice_sizes) = {len(given)} must equal rank(operand) = {operand.rank}")
+    shape = expected_result_shape(start_indices.shape, given, a, rank)
+    if shape is None:
+        raise fail(1, f"rank(operand) = {operand.rank} must equal size(offset_dims) + "
+                   f"size(collapsed_slice_dims) + size(operand_batching_dims)")
+    if sizes is None:  # dynamic_gather: the offset sizes are slice_sizes' values
+        return Partial(tuple(shape), operand.element)
+    return TensorType(tuple(shape), operand.element)
+
+
+def infer_gather(a: GatherAttrs, types: list[Any]) -> list[TensorType | Partial]:
+    return [_infer(a, types, a.slice_sizes, False)]
+
+
+def infer_dynamic_gather(a: GatherDims, types: list[Any]) -> list[TensorType | Partial]:
+    return [_infer(a, types, None, True)]
 
 
 # --- the index arithmetic --------------------------------------------------------------
@@ -349,7 +391,7 @@ def _dynamic_slice_sizes(ctx: OpCall, operand: np.ndarray, start_indices: np.nda
     check_value(ctx, slice_sizes, ctx.operand_types[2], "slice_sizes")
     sizes = tuple(int(v) for v in slice_sizes.reshape(-1))
     check_gather(_dynamic_err(ctx), ctx.operand_types[0], ctx.operand_types[1], ctx.result_tensor(0),
-                 gather_dims(ctx), sizes)
+                 ctx.attrs, sizes)
     return sizes
 
 
@@ -365,7 +407,7 @@ def _run(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray,
         raise ExecutionError(f"{ctx.name}: the result has elements but the slices of the empty "
                              f"operand {list(operand.shape)} have none (slice_sizes = "
                              f"{list(slice_sizes)})", ctx.loc)
-    return gather_windows(operand, start_indices_as_int64(start_indices), gather_dims(ctx),
+    return gather_windows(operand, start_indices_as_int64(start_indices), ctx.attrs,
                           slice_sizes, shape)
 
 
@@ -427,7 +469,7 @@ def gather_windows(operand: np.ndarray, start_indices: np.ndarray, dims: GatherD
 def _sizes(ctx: OpCall, inputs: list[Any]) -> tuple[int, ...]:
     if ctx.name == "stablehlo.dynamic_gather":
         return tuple(int(v) for v in np.asarray(inputs[2]).reshape(-1))
-    return ctx.ints("slice_sizes")
+    return ctx.attrs.slice_sizes
 
 
 # --- provenance ------------------------------------------------------------------------
@@ -447,7 +489,7 @@ def gather_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Ind
     dynamic_gather also reads slice_sizes[start_index_map...] for the clamp (``index_read``)."""
     operand, start_indices = inputs[0], inputs[1]
     shape = tuple(outputs[0].shape)
-    dims = gather_dims(ctx)
+    dims = ctx.attrs
     sizes = _sizes(ctx, inputs)
     links: list[Link] = []
     if outputs[0].size:
@@ -476,7 +518,7 @@ def gather_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
         raise ExecutionError(f"result #{result} does not exist (the op has 1 result)")
     idx = check_index(value_shape(outputs[0]), index, "result index")
     operand, start_indices = inputs[0], inputs[1]
-    dims = gather_dims(ctx)
+    dims = ctx.attrs
     sizes = _sizes(ctx, inputs)
     g = gather_indices(_one(idx), start_indices_as_int64(start_indices), operand.shape, dims, sizes)
     ivd = dims.index_vector_dim
@@ -550,7 +592,7 @@ def gather_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
     if clamped:
         notes.append(f"clamping moved the start: {before} -> {list(full_start)} so the slice of "
                      f"slice_sizes {list(sizes)} fits in shape(operand) {list(operand.shape)}")
-    if ctx.bool("indices_are_sorted", False):
+    if dims.indices_are_sorted:
         notes.append("indices_are_sorted = true: a promise hlolab does not rely on (the value is "
                      "the same either way)")
     return Explanation(ctx.op.name, idx, steps, value, notes, 0)
@@ -558,15 +600,15 @@ def gather_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
 
 # --- the ops ---------------------------------------------------------------------------
 
-@op("stablehlo.gather", aliases=("Gather",), verify=_verify_gather,
-    provenance=gather_provenance, explain=gather_explain)
+@op("stablehlo.gather", aliases=("Gather",), verify=_verify_gather, attrs=GatherAttrs,
+    infer=infer_gather, family="indexing", provenance=gather_provenance, explain=gather_explain)
 def gather(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray) -> np.ndarray:
     """result[result_index] = operand[full_start_index + full_batching_index + full_offset_index]."""
-    return _run(ctx, operand, start_indices, ctx.ints("slice_sizes"))
+    return _run(ctx, operand, start_indices, ctx.attrs.slice_sizes)
 
 
-@op("stablehlo.dynamic_gather", verify=_verify_dynamic_gather,
-    provenance=gather_provenance, explain=gather_explain)
+@op("stablehlo.dynamic_gather", verify=_verify_dynamic_gather, attrs=GatherDims,
+    infer=infer_dynamic_gather, family="indexing", provenance=gather_provenance, explain=gather_explain)
 def dynamic_gather(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray,
                    slice_sizes: np.ndarray) -> np.ndarray:
     """gather with slice_sizes given as a value."""
@@ -584,8 +626,7 @@ def _gather_schema() -> None:
         OpSchema,
         bool_param,
         dtype_param,
-        guess,
-        int_list,
+        inferred_results,
         int_param,
         ints_param,
         register_schema,
@@ -594,28 +635,16 @@ def _gather_schema() -> None:
         valid_starts,
     )
 
-    def infer(p: dict[str, Any]) -> list[Any]:
-        dims = GatherDims(p["offset_dims"], p["collapsed_slice_dims"], p["operand_batching_dims"],
-                          p["start_indices_batching_dims"], p["start_index_map"], p["index_vector_dim"])
-        si = p["start_indices"]
-        rank = len(si) - (1 if p["index_vector_dim"] < len(si) else 0) + len(p["offset_dims"])
-        shape = expected_result_shape(si, p["slice_sizes"], dims, rank)
-        if shape is None:
-            raise ValueError("ranks do not combine")
-        return [ttype(shape, p["dtype"])]
-
     def build(p: dict[str, Any]) -> OpParts:
-        dn = ", ".join(f"{k} = {int_list(p[k])}" for k in (
+        rec = GatherAttrs(**{k: p[k] for k in (
             "offset_dims", "collapsed_slice_dims", "operand_batching_dims", "start_indices_batching_dims",
-            "start_index_map"))
-        attrs = {"dimension_numbers": f"#stablehlo.gather<{dn}, index_vector_dim = {p['index_vector_dim']}>",
-                 "slice_sizes": f"array<i64: {', '.join(str(s) for s in p['slice_sizes'])}>",
-                 "indices_are_sorted": "true" if p["indices_are_sorted"] else "false"}
+            "start_index_map", "index_vector_dim", "slice_sizes", "indices_are_sorted")})
         starts = valid_starts(p["start_indices"], p["index_vector_dim"], p["start_index_map"],
                               p["operand"], p["slice_sizes"])
-        return OpParts([Operand("operand", ttype(p["operand"], p["dtype"])),
-                        Operand("start_indices", ttype(p["start_indices"], p["index_dtype"]), starts)],
-                       guess(lambda: infer(p), p["dtype"]), attrs)
+        operands = [Operand("operand", ttype(p["operand"], p["dtype"])),
+                    Operand("start_indices", ttype(p["start_indices"], p["index_dtype"]), starts)]
+        return OpParts(operands, inferred_results("stablehlo.gather", rec, [o.type for o in operands],
+                                                  p["dtype"]), rec)
 
     params = (
         shape_param("operand", (4, 5), "the tensor slices are gathered from"),
@@ -670,8 +699,9 @@ def _dynamic_gather_schema() -> None:
     keys = ("offset_dims", "collapsed_slice_dims", "start_index_map")
 
     def infer(p: dict[str, Any]) -> list[Any]:
-        dims = GatherDims(p["offset_dims"], p["collapsed_slice_dims"], (), (), p["start_index_map"],
-                          p["index_vector_dim"])
+        dims = GatherDims(offset_dims=p["offset_dims"], collapsed_slice_dims=p["collapsed_slice_dims"],
+                          operand_batching_dims=(), start_indices_batching_dims=(),
+                          start_index_map=p["start_index_map"], index_vector_dim=p["index_vector_dim"])
         si = p["start_indices"]
         rank = len(si) - (1 if p["index_vector_dim"] < len(si) else 0) + len(p["offset_dims"])
         shape = expected_result_shape(si, p["slice_sizes"], dims, rank)
@@ -680,7 +710,7 @@ def _dynamic_gather_schema() -> None:
             # only after the dimension numbers, so keep the rank they give the result
             offsets = [z for d, z in enumerate(p["slice_sizes"]) if d not in dims.collapsed_slice_dims]
             offsets = (offsets + [1] * len(dims.offset_dims))[:len(dims.offset_dims)]
-            kept = GatherDims(dims.offset_dims, (), (), (), dims.start_index_map, dims.index_vector_dim)
+            kept = dims.replace(collapsed_slice_dims=())
             shape = expected_result_shape(si, offsets, kept, rank)
         if shape is None:
             raise ValueError("ranks do not combine")

@@ -6,6 +6,11 @@ An op module defines an op like this::
     def add(ctx: OpCall, lhs, rhs):
         return np.add(lhs, rhs)        # one output: return the array
 
+An op also declares its attribute record (``attrs=``, a class of
+``hlolab.ops.record``; ``ctx.attrs`` is the record, read once), its result-type
+inference (``infer(attrs, operand_types) -> [Type | Partial]``), its family
+(galleries and menus group by it) and its XLA builder names (``aliases``).
+
 ``evaluate`` receives the ``OpCall`` and the operand values (numpy arrays of
 the exact element type; tuples for tuple values; ``Token`` for tokens) and
 returns the result value, or a *list* of them for several results (a Python
@@ -42,6 +47,7 @@ from hlolab.ir.attrs import (
 )
 from hlolab.ir.module import Op
 from hlolab.limits import ELEMENT_BUDGET
+from hlolab.ops.record import Attrs, Inferred
 from hlolab.types import TensorType, Type
 
 
@@ -70,6 +76,14 @@ class OpDef:
     # works element by element on any shape: may run inside a batched region
     # application (reduce bodies, comparators), where values carry batch dims
     elementwise: bool = False
+    attrs: type[Attrs] = Attrs  # the attribute record
+    infer: Callable[[Any, list[Type]], list[Inferred]] | None = None
+    family: str = ""  # "elementwise", "indexing", "window", ...: what galleries group by
+
+    @property
+    def xla_names(self) -> tuple[str, ...]:
+        """The XLA builder names (``Gather``, ``ConvGeneralDilated``)."""
+        return self.aliases
 
 
 REGISTRY: dict[str, OpDef] = {}
@@ -81,7 +95,10 @@ def op(name: str | tuple[str, ...], *, aliases: tuple[str, ...] = (),
        provenance: Callable[..., Any] | None = None,
        explain: Callable[..., Any] | None = None,
        steps: bool = False,
-       elementwise: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+       elementwise: bool = False,
+       attrs: type[Attrs] = Attrs,
+       infer: Callable[[Any, list[Type]], list[Inferred]] | None = None,
+       family: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn`` as the evaluator of op ``name`` (or several names)."""
     names = (name,) if isinstance(name, str) else name
 
@@ -90,7 +107,7 @@ def op(name: str | tuple[str, ...], *, aliases: tuple[str, ...] = (),
             if n in REGISTRY:
                 raise RuntimeError(f"op {n} registered twice")
             REGISTRY[n] = OpDef(n, fn, aliases, verify, provenance, explain, steps,
-                                (fn.__doc__ or "").strip(), elementwise)
+                                (fn.__doc__ or "").strip(), elementwise, attrs, infer, family)
             for a in aliases:
                 _ALIASES[a] = n
         return fn
@@ -188,6 +205,21 @@ class OpCall:
         return VerificationError(self.op.name, constraint, message, self.op.loc)
 
     # --- attributes ------------------------------------------------------
+    @property
+    def opdef(self) -> OpDef | None:
+        return lookup(self.op.name)
+
+    @property
+    def attrs(self) -> Any:
+        """The op's attribute record, read from the IR once per op (``Op.record``)."""
+        rec = self.op.record
+        if rec is None:
+            d = self.opdef
+            cls = d.attrs if d is not None else Attrs
+            rec = cls.from_ir(self.op.attributes, self.error)
+            self.op.record = rec
+        return rec
+
     _MISSING = object()
 
     def has(self, key: str) -> bool:
