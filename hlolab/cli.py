@@ -106,30 +106,60 @@ def _save_outputs(out_dir: Path, label: str, outputs: list[Any]) -> None:
         os.replace(tmp, target)
 
 
-def cmd_print(ns: argparse.Namespace) -> int:
+class UsageError(HloLabError):
+    """A command line that lacks what the command needs (printed like argparse's errors)."""
+
+
+def _verified_modules(ns: argparse.Namespace, f: str) -> list[tuple[str, Any]]:
+    """(label, module or the HloLabError that stopped it) of each module of file ``f``,
+    parsed and verified (every op of every function and region)."""
     from hlolab.ir.parser import parse_module, split_source
+    from hlolab.ops.verify import verify_module
+
+    try:
+        text = Path(f).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        return [(f, HloLabError(f"{f}: cannot read: {e}"))]
+    chunks = split_source(text) if ns.split_input_file else [(1, text)]
+    out: list[tuple[str, Any]] = []
+    for k, (first_line, chunk) in enumerate(chunks):
+        label = f"{Path(f).name}#{k + 1}" if len(chunks) > 1 else Path(f).name
+        try:
+            m = parse_module(chunk, f, first_line)
+            verify_module(m)
+        except HloLabError as e:
+            out.append((label, e))
+            continue
+        out.append((label, m))
+    return out
+
+
+def cmd_print(ns: argparse.Namespace) -> int:
     from hlolab.ir.printer import print_module
 
     status = 0
     for f in ns.files:
-        try:
-            text = Path(f).read_text()
-        except (OSError, UnicodeDecodeError) as e:
-            print(f"{f}: error: cannot read: {e}", file=sys.stderr)
-            status = 1
-            continue
-        chunks = split_source(text) if ns.split_input_file else [(1, text)]
         outs = []
-        for first_line, chunk in chunks:
-            try:
-                m = parse_module(chunk, f, first_line)
-            except HloLabError as e:
-                print(str(e), file=sys.stderr)
+        for _, m in _verified_modules(ns, f):
+            if isinstance(m, HloLabError):
+                print(str(m), file=sys.stderr)
                 status = 1
                 continue
             outs.append(print_module(m, generic=ns.generic))
         if outs:
             print("\n// -----\n\n".join(o.rstrip("\n") + "\n" for o in outs), end="")
+    return status
+
+
+def cmd_verify(ns: argparse.Namespace) -> int:
+    status = 0
+    for f in ns.files:
+        for label, m in _verified_modules(ns, f):
+            if isinstance(m, HloLabError):
+                print(str(m), file=sys.stderr)
+                status = 1
+            elif not ns.quiet:
+                print(f"{label}: verified")
     return status
 
 
@@ -152,12 +182,27 @@ def _session(ns: argparse.Namespace) -> Any:
     return session
 
 
+def _require_index(session: Any, ns: argparse.Namespace) -> None:
+    """A non-scalar value needs --index: say so as argparse would, naming the shape."""
+    if ns.index.strip():
+        return
+    from hlolab.trace.provenance import value_shape
+
+    d = session.find(ns.value, ns.iteration)
+    shape = value_shape(session.value_of(d))
+    if shape:
+        dims = "x".join(map(str, shape))
+        raise UsageError(f"the following argument is required for {ns.value} (shape {dims}): "
+                         f"--index i,j,... with {len(shape)} integer{'s' if len(shape) > 1 else ''}")
+
+
 def cmd_explain(ns: argparse.Namespace) -> int:
     from hlolab.session import explain_element
     from hlolab.trace.explain import format_explanation
     from hlolab.trace.locate import parse_index
 
     session = _session(ns)
+    _require_index(session, ns)
     e = explain_element(session, ns.value, parse_index(ns.index), ns.iteration)
     if e.event is None:
         print(f"{ns.value}{list(e.index)} = {e.element}: argument #{e.value[1]} of @{session.func.name}")
@@ -182,6 +227,7 @@ def cmd_trace(ns: argparse.Namespace) -> int:
     from hlolab.trace.locate import parse_index
 
     session = _session(ns)
+    _require_index(session, ns)
     index = parse_index(ns.index)
     trace = (session.targets if ns.forward else session.sources)(ns.value, index, ns.iteration)
     if ns.json:  # one source per line: readable, and still one JSON document
@@ -416,18 +462,24 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("files", nargs="+", metavar="FILE.mlir")
     pr.add_argument("--split-input-file", action="store_true")
     pr.add_argument("--generic", action="store_true", help="print the generic op form")
-    pr.set_defaults(fn=cmd_print)
+    pr.set_defaults(fn=cmd_print, parser=pr)
+
+    ve = sub.add_parser("verify", help="parse and verify modules without running them (exit 1 on an error)")
+    ve.add_argument("files", nargs="+", metavar="FILE.mlir")
+    ve.add_argument("--split-input-file", action="store_true", help="split files at `// -----`")
+    ve.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    ve.set_defaults(fn=cmd_verify, parser=ve)
 
     ex = sub.add_parser("explain", help="explain one element of a value: its op's formula and sources")
     _element_options(ex)
-    ex.set_defaults(fn=cmd_explain)
+    ex.set_defaults(fn=cmd_explain, parser=ex)
 
     tr = sub.add_parser("trace", help="trace one element back (or forward) through the whole program")
     _element_options(tr)
     tr.add_argument("--forward", action="store_true", help="where the element flows to, not from")
     tr.add_argument("--json", action="store_true", help="print JSON for tools (each element once per role)")
     tr.add_argument("--limit", type=int, help="at most N boxes per line group / N JSON elements")
-    tr.set_defaults(fn=cmd_trace)
+    tr.set_defaults(fn=cmd_trace, parser=tr)
 
     xp = sub.add_parser("export", help="draw an op (from its parameters) or the op that made a program "
                         "value: diagram (png/svg/pdf) or animation (gif/mp4/frames)",
@@ -487,6 +539,10 @@ def main(argv: list[str] | None = None) -> int:
         return run_tui()
     try:
         return ns.fn(ns)
+    except UsageError as e:
+        ns.parser.print_usage(sys.stderr)
+        print(f"{ns.parser.prog}: error: {e.message}", file=sys.stderr)
+        return 2
     except HloLabError as e:
         print(str(e), file=sys.stderr)
         return 1

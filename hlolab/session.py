@@ -50,7 +50,7 @@ from hlolab.interp.single import normalize_outputs
 from hlolab.ir.module import Func, Module, Op
 from hlolab.ops.registry import lookup
 from hlolab.trace import program
-from hlolab.trace.locate import ValueRef
+from hlolab.trace.locate import ValueRef, resolve
 from hlolab.trace.provenance import Provenance, Shape, Source, check_index, value_shape
 
 DEFAULT_STORE_LIMIT = 16 << 20  # bytes: a larger value is recomputed when asked for
@@ -515,7 +515,8 @@ class Session:
         """The definition of ``[@func:]%name[#k]`` as of the cursor: the latest
         instance (in loop ``iteration`` when given); ``%argN`` names the entry's arguments."""
         r = ValueRef.parse(ref) if isinstance(ref, str) else ref
-        if r.func in (None, self.func.name) and iteration is None:
+        r = resolve(self.module, self.func, r)  # an unqualified name is the entry function's
+        if r.func == self.func.name and iteration is None:
             for i, a in enumerate(self.func.args):
                 if a.name == r.name:
                     return (ARGS_NODE, i)
@@ -550,7 +551,7 @@ class Session:
         if seen_iterations:
             its = sorted(i for i in seen_iterations if i is not None)[:10]
             raise ExecutionError(f"{r} was computed in iterations {its}, not in iteration {iteration}")
-        raise ExecutionError(f"no value {r} has been computed yet (at op instance #{upto})")
+        raise ExecutionError(f"{r} has not been computed yet (at op instance #{upto})")
 
     def value(self, ref: str, iteration: int | None = None) -> Any:
         return self.value_of(self.find(ref, iteration))

@@ -273,3 +273,86 @@ def test_verbose_shows_the_python_error_behind_an_op_failure(tmp_path, capsys, m
     assert main(["run", "-v", "--seed", "0", str(f)]) == 1
     verbose = capsys.readouterr().out
     assert "Traceback (most recent call last)" in verbose and "in broken" in verbose
+
+
+UNTAKEN = """
+func.func @main() -> tensor<2x3xf32> {
+  %pred = stablehlo.constant dense<true> : tensor<i1>
+  %x = stablehlo.constant dense<1.0> : tensor<2x3xf32>
+  %0 = "stablehlo.if"(%pred) ({
+    stablehlo.return %x : tensor<2x3xf32>
+  }, {
+    %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    stablehlo.return %t : tensor<2x3xf32>
+  }) : (tensor<i1>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+"""
+
+
+def test_an_invalid_op_in_an_untaken_branch_fails_run_verify_and_print(tmp_path, capsys):
+    f = tmp_path / "untaken.mlir"
+    f.write_text(UNTAKEN)
+    assert main(["run", str(f)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"untaken.mlir#1: ERROR: {f}:8:5: transpose (C3): ")
+    assert main(["verify", str(f)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{f}:8:5: error: transpose (C3): ") and err.rstrip().endswith("^")
+    assert main(["print", str(f)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "transpose (C3)" in captured.err
+    f.write_text(UNTAKEN.replace("dims = [1, 0] : (tensor<2x3xf32>) -> tensor<2x3xf32>",
+                                 "dims = [0, 1] : (tensor<2x3xf32>) -> tensor<2x3xf32>"))
+    assert main(["verify", str(f)]) == 0
+    assert capsys.readouterr().out == "untaken.mlir: verified\n"
+
+
+HELPERS = """
+func.func private @relu(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = stablehlo.constant dense<0.0> : tensor<3xf32>
+  %1 = stablehlo.maximum %arg0, %0 : tensor<3xf32>
+  return %1 : tensor<3xf32>
+}
+func.func private @twice(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+  %2 = stablehlo.add %arg0, %arg0 : tensor<3xf32>
+  return %2 : tensor<3xf32>
+}
+func.func @main(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = call @relu(%arg0) : (tensor<3xf32>) -> tensor<3xf32>
+  %1 = call @twice(%0) : (tensor<3xf32>) -> tensor<3xf32>
+  return %1 : tensor<3xf32>
+}
+"""
+
+
+def test_an_unqualified_value_is_the_entry_functions(tmp_path, capsys):
+    f = tmp_path / "helpers.mlir"
+    f.write_text(HELPERS)
+    # %0 exists in @relu too (computed later than @main's %0 starts): the entry's wins
+    assert main(["explain", str(f), "--args", "[dense<[-1.0, 2.0, -3.0]> : tensor<3xf32>]",
+                 "--value", "%0", "--index", "1"]) == 0
+    assert capsys.readouterr().out.startswith("%0[1] = func.call (line 12), @main op 0")
+    # only @twice defines %2: it is found there
+    assert main(["trace", str(f), "--seed", "0", "--value", "%2", "--index", "0"]) == 0
+    assert capsys.readouterr().out.startswith("@twice:%2[0] = stablehlo.add (line 8)")
+    # a name in two helpers and not in @main is ambiguous; a name nowhere is named as such
+    f.write_text(HELPERS.replace("%2", "%1"))
+    assert main(["trace", str(f), "--seed", "0", "--value", "%1", "--index", "0"]) == 0
+    capsys.readouterr()
+    f.write_text(HELPERS.replace("%2", "%0").replace("%0 = call", "%5 = call").replace("@twice(%0)",
+                                                                                       "@twice(%5)"))
+    assert main(["trace", str(f), "--seed", "0", "--value", "%0", "--index", "0"]) == 1
+    err = capsys.readouterr().err
+    assert "several functions define it: @relu:%0, @twice:%0; name one" in err
+    assert main(["trace", str(f), "--seed", "0", "--value", "%99", "--index", "0"]) == 1
+    assert capsys.readouterr().err.strip() == "error: no value %99 in @main; values are %arg0, %5, %1"
+
+
+def test_a_missing_index_on_a_tensor_is_a_usage_error(capsys):
+    rc = main(["explain", "--example", "softplus", "--value", "%0"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.startswith("usage: hlolab explain")
+    assert "hlolab explain: error: the following argument is required for %0 (shape " in err
+    assert "--index" in err.splitlines()[-1]

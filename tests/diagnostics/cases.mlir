@@ -335,3 +335,25 @@ func.func @main(%a: tensor<i32>) -> tensor<i32> {
   %0 = func.call @main(%a) : (tensor<i32>) -> tensor<i32>
   return %0 : tensor<i32>
 }
+// -----
+// verify: an invalid transpose in the branch of an if that is never taken
+func.func @main() -> tensor<2x3xf32> {
+  %pred = stablehlo.constant dense<true> : tensor<i1>
+  %x = stablehlo.constant dense<1.0> : tensor<2x3xf32>
+  %0 = "stablehlo.if"(%pred) ({
+    stablehlo.return %x : tensor<2x3xf32>
+  }, {
+    %t = stablehlo.transpose %x, dims = [0, 0] : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    stablehlo.return %t : tensor<2x3xf32>
+  }) : (tensor<i1>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+// -----
+// verify: an invalid op in a function that is never called
+func.func private @unused(%a: tensor<4xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.slice %a [0:5] : (tensor<4xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  return %a : tensor<4xf32>
+}
