@@ -245,6 +245,13 @@ class Session:
         """The op instance the cursor is on, its values recomputed where dropped."""
         return self.event(self.history[self.cursor - 1].id) if self.cursor else None
 
+    def instance(self, node: int) -> OpRun:
+        """The op instance ``node`` as recorded (inputs and outputs may be ``Dropped``)."""
+        ev = self._by_id.get(node)
+        if ev is None:
+            raise ExecutionError(f"no op instance #{node} in this run")
+        return ev
+
     def event(self, node: int) -> OpRun:
         """The op instance ``node`` with all its inputs and outputs present."""
         ev = self._by_id.get(node)

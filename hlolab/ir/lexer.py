@@ -45,7 +45,7 @@ _TOKEN_RE = re.compile(
 )
 _STRING_RE = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"")
 _STRING_OR_COMMENT_RE = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|//[^\n]*")
-_BLANK_RE = re.compile(r"(?:\s+|//[^\n]*)*")
+BLANK_RE = re.compile(r"(?:\s+|//[^\n]*)*")
 _DIMS_RE = re.compile(r"(?:(?:[0-9]+|\?)x)*")
 _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
 
@@ -89,7 +89,7 @@ class Lexer:
     def lex(self, pos: int) -> Token:
         """The token at or after offset ``pos``."""
         text = self.text
-        pos = _BLANK_RE.match(text, pos).end()
+        pos = BLANK_RE.match(text, pos).end()
         if pos >= len(text):
             return Token(EOF, "", len(text), len(text))
         m = _TOKEN_RE.match(text, pos)
@@ -102,7 +102,7 @@ class Lexer:
 
     def lex_dims(self, pos: int) -> Token:
         """The (possibly empty) ``2x?x3x`` prefix of a shaped type at ``pos``."""
-        pos = _BLANK_RE.match(self.text, pos).end()
+        pos = BLANK_RE.match(self.text, pos).end()
         m = _DIMS_RE.match(self.text, pos)
         return Token(DIMS, m.group(), pos, m.end())
 

@@ -86,6 +86,22 @@ class OpDef:
         return self.aliases
 
 
+# an op's family -> the group galleries and menus show it in (display order); families
+# not listed (check ops) are not shown there
+FAMILY_GROUPS: dict[str, str] = {
+    "elementwise": "element-wise", "compare": "element-wise",
+    "shape": "shape",
+    "indexing": "indexing", "slicing": "indexing", "sort": "indexing",
+    "reduction": "windows & reductions", "window": "windows & reductions",
+    "contraction": "contractions", "linalg": "contractions",
+    "control": "control flow",
+    "collective": "collectives",
+    "conversion": "types & quantization", "quantization": "types & quantization",
+    "rng": "RNG",
+}
+GROUP_ORDER: tuple[str, ...] = tuple(dict.fromkeys(FAMILY_GROUPS.values()))
+FAMILIES: frozenset[str] = frozenset(FAMILY_GROUPS) | {"check"}
+
 REGISTRY: dict[str, OpDef] = {}
 _ALIASES: dict[str, str] = {}
 

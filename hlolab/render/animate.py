@@ -104,7 +104,7 @@ def _step_frames(event: Any, view: OpView, steps: list[Any]) -> list[FramePlan]:
             by.setdefault((s.operand, s.role), []).append(tuple(s.index))
         groups: list[CellGroup] = []
         for (operand, role), rows in by.items():
-            groups += view._source_cells(operand, role, rows)
+            groups += view.source_cells(operand, role, rows)
         for r, idx in step.results:
             groups.append(CellGroup(f"result{r}", "result", np.asarray([idx], dtype=np.int64)))
         for r, idx, value in step.running:

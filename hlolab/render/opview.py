@@ -139,7 +139,7 @@ class OpView:
             for s in self.prov.sources(result, idx):
                 by.setdefault((s.operand, s.role), []).append(s.index)
             for (operand, role), rows in by.items():
-                groups += self._source_cells(operand, role, rows)
+                groups += self.source_cells(operand, role, rows)
         return [g for g in groups if len(g.indices)]
 
     def _framed(self, operand: int | None) -> FrameMap | None:
@@ -172,7 +172,7 @@ class OpView:
         out.append(CellGroup(f"operand{fv.operand}", fv.role, _rows(rows)))
         return out
 
-    def _source_cells(self, operand: int | None, role: str, rows: list[tuple[int, ...]]) -> list[CellGroup]:
+    def source_cells(self, operand: int | None, role: str, rows: list[tuple[int, ...]]) -> list[CellGroup]:
         fm = self._framed(operand)
         if operand is None:
             if fm is None:

@@ -253,7 +253,7 @@ class _Builder:
         if d[0] == ARGS_NODE:
             t = self.s.func.args[d[1]].type
         else:
-            ev = self.s._by_id[d[0]]
+            ev = self.s.instance(d[0])
             t = ev.op.results[d[1]].type if d[1] < len(ev.op.results) else ""
         return f"{self.s.label(d)} · {_shape_text(t)}"
 

@@ -14,32 +14,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-STYLE_SHEET = Path(__file__).with_name("hlolab.mplstyle")
+from hlolab.trace.roles import (  # noqa: F401 - the renderers' one import for colours
+    ROLE_COLORS,
+    ROLE_LABELS,
+    ROLE_ORDER,
+    hex_to_rgb,
+    role_color,
+    text_color,
+)
 
-# role -> fill colour; "result" is the chosen output element
-ROLE_COLORS: dict[str, str] = {
-    "result": "#CC6677",      # rose
-    "copy": "#88CCEE",        # cyan
-    "combine": "#88CCEE",
-    "window": "#88CCEE",
-    "kernel": "#44AA99",      # teal
-    "pad_value": "#DDCC77",   # sand
-    "dilation_hole": "#F2EBC9",  # light sand, dashed edge
-    "init": "#AA4499",        # purple
-    "index_read": "#999933",  # olive
-    "update": "#117733",      # green
-    "selected": "#882255",    # wine
-    "control": "#BBBBBB",     # grey
-}
-ROLE_LABELS: dict[str, str] = {
-    "result": "chosen output", "copy": "source (copy)", "combine": "combined operand",
-    "window": "window element", "kernel": "kernel element", "pad_value": "padding value",
-    "dilation_hole": "dilation hole", "init": "init value", "index_read": "index read",
-    "update": "update", "selected": "selected", "control": "control (decides)",
-}
-# order of precedence when one cell has several roles: the most specific wins
-ROLE_ORDER = ("result", "selected", "update", "index_read", "init", "kernel", "copy", "window",
-              "combine", "pad_value", "dilation_hole", "control")
+STYLE_SHEET = Path(__file__).with_name("hlolab.mplstyle")
 
 CELL_FILL = "#FFFFFF"
 CELL_EDGE = "#9A9A9A"
@@ -51,23 +35,6 @@ PATH_FILL = "#E6E2F4"  # light tint of ACCENT: an op instance on a traced path (
 
 # one colour per chosen output element when several are shown at once (Tol "bright")
 ELEMENT_COLORS = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377")
-
-
-def role_color(role: str) -> str:
-    return ROLE_COLORS.get(role, ROLE_COLORS["copy"])
-
-
-def text_color(fill: str) -> str:
-    """Black on light fills, white on dark ones (relative luminance, sRGB)."""
-    h = fill.lstrip("#")
-    r, g, b = (int(h[i:i + 2], 16) / 255 for i in (0, 2, 4))
-    lum = 0.2126 * r + 0.7152 * g + 0.0722 * b
-    return "#000000" if lum > 0.45 else "#FFFFFF"
-
-
-def hex_to_rgb(color: str) -> tuple[int, int, int]:
-    h = color.lstrip("#")
-    return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
 
 
 @contextmanager

@@ -19,14 +19,12 @@ from hlolab.ir import syntax
 from hlolab.ir.parser import parse_file
 from hlolab.ir.printer import print_module
 from hlolab.ops.record import Attrs, infer_with, type_admits
-from hlolab.ops.registry import OpCall, all_ops, lookup
+from hlolab.ops.registry import FAMILIES, OpCall, all_ops, lookup
 from tests.conftest import REPO, shared_dir
 
 # attributes any op may carry that belong to no op's record (discardable)
 DISCARDABLE_PREFIXES = ("mhlo.", "jax.", "tf.", "xla.", "sdy.", "_")
 
-FAMILIES = {"elementwise", "conversion", "shape", "indexing", "slicing", "window", "reduction",
-            "contraction", "linalg", "sort", "control", "check", "compare"}
 
 
 def _discardable(key: str) -> bool:

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from hlolab.ops.examples import make_example, schema_ops
-from hlolab.render.style import ROLE_ORDER
 from hlolab.session import Session
+from hlolab.trace.roles import ROLE_ORDER
 from hlolab.tui.app import HloLabApp
 from hlolab.tui.screens.explorer import ExplorerScreen
 from hlolab.tui.widgets.grid import TensorGrid

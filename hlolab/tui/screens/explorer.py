@@ -44,7 +44,7 @@ from textual.worker import Worker, WorkerState
 
 from hlolab.errors import HloLabError
 from hlolab.ops.examples import OpExample, OpSchema, ParamError, make_example, schema_for
-from hlolab.render.style import ROLE_ORDER
+from hlolab.trace.roles import ROLE_ORDER
 from hlolab.tui.widgets.explain import ExplainPanel
 from hlolab.tui.widgets.grid import TensorGrid
 from hlolab.tui.widgets.params import ParamPanel, Request, operand_types, parse_values

@@ -1,8 +1,8 @@
 """Home: the op gallery (every op with a schema, grouped by family), searchable,
 with recent files and the sections later issues fill (lessons, collectives).
 
-The family of an op comes from the module that defines it (registry data), via
-the small ``FAMILIES`` table; no op is named here.
+The group of an op comes from its definition's declared family
+(``hlolab.ops.registry.FAMILY_GROUPS``); no op is named here.
 """
 
 from __future__ import annotations
@@ -23,20 +23,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-# defining module (hlolab.ops.<module>) -> family, in the order the gallery shows them
-FAMILIES: dict[str, str] = {
-    "elementwise": "element-wise", "compare": "element-wise",
-    "shape": "shape",
-    "gather": "indexing", "slicing": "indexing", "scatter": "indexing", "sort": "indexing",
-    "reduction": "windows & reductions", "window": "windows & reductions",
-    "contraction": "contractions", "linalg": "contractions",
-    "control": "control flow",
-    "collective": "collectives",
-    "conversion": "types & quantization", "quant": "types & quantization",
-    "rng": "RNG",
-}
-FAMILY_ORDER = ("element-wise", "shape", "indexing", "windows & reductions", "contractions",
-                "control flow", "collectives", "types & quantization", "RNG")
+from hlolab.ops.registry import GROUP_ORDER
+
 DEFAULT_OP = "stablehlo.gather"
 HINT = "type to filter · ↑↓ choose · Enter: explore the op · ctrl+p: commands · F1: help"
 RECENT_MAX = 12
@@ -55,8 +43,11 @@ class OpEntry:
         return self.op.removeprefix("stablehlo.")
 
 
-def family_of(module: str) -> str | None:
-    return FAMILIES.get(module.rsplit(".", 1)[-1])
+def family_of(opdef: Any) -> str | None:
+    """The gallery group of an op, from its definition's family (None: not shown)."""
+    from hlolab.ops.registry import FAMILY_GROUPS
+
+    return FAMILY_GROUPS.get(opdef.family)
 
 
 def gallery() -> tuple[list[OpEntry], dict[str, list[str]]]:
@@ -69,13 +60,13 @@ def gallery() -> tuple[list[OpEntry], dict[str, list[str]]]:
     entries = []
     for name in ready:
         d = defs.get(name)
-        fam = family_of(d.evaluate.__module__) if d is not None else None
+        fam = family_of(d) if d is not None else None
         schema = schema_for(name)
         doc = (d.doc if d is not None and d.doc else (schema.doc if schema else "")).strip()
         entries.append(OpEntry(name, fam or "other", doc))
     waiting: dict[str, list[str]] = {}
     for name, d in defs.items():
-        fam = family_of(d.evaluate.__module__)
+        fam = family_of(d)
         if fam is not None and name not in ready:
             waiting.setdefault(fam, []).append(name)
     return entries, waiting
@@ -166,11 +157,11 @@ class HomeScreen(Screen):
         by_family: dict[str, list[OpEntry]] = {}
         for e in shown:
             by_family.setdefault(e.family, []).append(e)
-        families = list(FAMILY_ORDER) + sorted(set(by_family) - set(FAMILY_ORDER))
+        families = list(GROUP_ORDER) + sorted(set(by_family) - set(GROUP_ORDER))
         for fam in families:
             ops = by_family.get(fam, [])
             waiting = self.waiting.get(fam, [])
-            if not ops and (text or fam not in FAMILY_ORDER):
+            if not ops and (text or fam not in GROUP_ORDER):
                 continue
             options.append(Option(Text(fam, style="bold"), id=f"family:{fam}", disabled=True))
             for e in ops:

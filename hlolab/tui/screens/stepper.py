@@ -53,9 +53,9 @@ from textual.widgets import (
 
 from hlolab.errors import HloLabError
 from hlolab.interp.engine import ARGS_NODE, RETURN_OPS, Def
-from hlolab.render.style import ROLE_COLORS, ROLE_LABELS, ROLE_ORDER, text_color
 from hlolab.session import Breakpoint, Session, Stop
 from hlolab.trace.program import Trace
+from hlolab.trace.roles import ROLE_COLORS, ROLE_LABELS, ROLE_ORDER, text_color
 from hlolab.tui.drafts import clear_draft, load_draft, save_draft
 from hlolab.tui.widgets.grid import TensorGrid
 from hlolab.tui.widgets.source import SourceView
@@ -676,7 +676,7 @@ class StepperScreen(Screen):
             text.update(Text("No trace: on an output element, press enter or e to trace it back "
                              "through the program.", style="italic"))
             return
-        from hlolab.cli import format_trace
+        from hlolab.trace.format import format_trace
 
         t = self.trace
         roles = sorted({g.role for g in t.groups}, key=lambda r: ROLE_ORDER.index(r)
@@ -1049,7 +1049,7 @@ def trace_lines(session: Session | None, trace: Trace) -> set[int]:
 def _highlights(trace: Trace, d: Def | None, query: Def | None = None,
                 index: tuple[int, ...] = ()) -> dict[tuple[int, ...], str]:
     """``{index: role}`` of the elements of value ``d`` in a trace; where an element has
-    several roles the most specific one (render.style.ROLE_ORDER) wins. When ``d`` is the
+    several roles the most specific one (trace.roles.ROLE_ORDER) wins. When ``d`` is the
     traced value itself, its element is marked ``result``."""
     out: dict[tuple[int, ...], str] = {}
     if d is None:

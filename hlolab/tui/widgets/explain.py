@@ -13,8 +13,8 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from hlolab.render.style import ROLE_COLORS, ROLE_LABELS, ROLE_ORDER, text_color
 from hlolab.trace.explain import Explanation, Step, format_explanation, format_value
+from hlolab.trace.roles import ROLE_COLORS, ROLE_LABELS, ROLE_ORDER, text_color
 
 MAX_CHILDREN = 8
 # dim roles get a colour each, in order of first appearance (Tol "bright", readable on dark and light)

@@ -7,7 +7,7 @@ a rendered row is cached until the value, the highlights or the slice change,
 so moving the cursor repaints two rows: 64x64 and larger tensors stay fast.
 
 Highlights map full indices to a provenance role; the colours are the ones of
-``hlolab.render.style`` so the TUI and the exported images agree.
+``hlolab.trace.roles`` so the TUI and the exported images agree.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from textual.reactive import var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from hlolab.render.style import ROLE_COLORS, text_color
+from hlolab.trace.roles import ROLE_COLORS, text_color
 
 PEER = "cursor-peer"
 _FULL_FORMAT_LIMIT = 65_536  # slices up to this size are formatted at once (exact column width)

@@ -51,7 +51,7 @@ def highlight_line(line: str) -> tuple[tuple[int, int, str], ...]:
         try:
             tok = lexer.lex(pos)
         except HloLabError:
-            nxt = lx._BLANK_RE.match(line, pos).end()  # the rejected character
+            nxt = lx.BLANK_RE.match(line, pos).end()  # the rejected character
             if comment >= 0 and comment < nxt:
                 spans.append((comment, n, "comment"))
                 break

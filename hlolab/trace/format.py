@@ -1,0 +1,47 @@
+"""What ``hlolab trace`` prints: a trace as a text tree (shared by the CLI and the TUI)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hlolab.trace.boxes import format_mask
+
+
+def format_trace(session: Any, trace: Any, limit: int | None = None) -> str:
+    """A trace as a readable tree: per value, per role, the elements as boxes and the shortest path."""
+    d = trace.query
+    if d[0] != 0:
+        ev = session.instance(d[0])
+        loc = f" (line {ev.op.loc.line})" if ev.op.loc else ""
+        what = f"= {ev.op.name}{loc}"
+    else:
+        what = f"= argument #{d[1]} of @{session.func.name}"
+    head = f"{trace.label}[{', '.join(map(str, trace.index))}] {what}"
+    if not trace.groups:
+        return head + "\n  (no " + ("sources" if trace.direction == "back" else "targets") + ")"
+    by_value: dict[str, list[Any]] = {}
+    # arguments in order, then the other values in program order
+    for g in sorted(trace.groups, key=lambda g: (g.value[0] != 0, g.value)):
+        by_value.setdefault(g.label, []).append(g)
+    n = trace.count()
+    verb = "depends on" if trace.direction == "back" else "flows into"
+    lines = [f"{head}\n{verb} {n} element{'s' if n != 1 else ''} of {len(by_value)} value"
+             f"{'s' if len(by_value) != 1 else ''}:"]
+    values = list(by_value.items())
+    for vi, (label, groups) in enumerate(values):
+        last_v = vi == len(values) - 1
+        shape = groups[0].mask.shape
+        lines.append(f"{'└─' if last_v else '├─'} {label}  ({'x'.join(map(str, shape)) or 'scalar'})")
+        pad = "   " if last_v else "│  "
+        for gi, g in enumerate(groups):
+            last_g = gi == len(groups) - 1
+            boxes = format_mask(label, g.mask, limit=limit or 8)
+            lines.append(f"{pad}{'└─' if last_g else '├─'} {g.role:10s} {boxes[0]}")
+            sub = pad + ("   " if last_g else "│  ")
+            lines += [f"{sub}{' ' * 11}{b}" for b in boxes[1:]]
+            hops = " → ".join(f"{h.op.split('.', 1)[-1]} {h.name}"
+                              + (f" [it {h.frame.iteration}]" if h.frame is not None
+                                 and h.frame.iteration is not None else "") for h in g.path)
+            paths = f"; {g.n_paths} paths" if g.n_paths != 1 else ""
+            lines.append(f"{sub}{' ' * 11}via {hops or '(itself)'}{paths}")
+    return "\n".join(lines)
