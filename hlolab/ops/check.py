@@ -16,14 +16,116 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import CheckFailure, NotImplementedOpError, UnsupportedError
-from hlolab.ir.attrs import DenseElementsAttr
+from hlolab.ir.attrs import ArrayAttr, Attr, DenseElementsAttr
 from hlolab.ir.dense import format_elements, format_floats, list_boundaries
 from hlolab.numerics import is_float_dtype, is_nan, to_bits, ulp_distance, widen
+from hlolab.ops.record import (
+    AsDeclared,
+    Attrs,
+    InferError,
+    Inferred,
+    attr,
+    boolean,
+    floating,
+    integer,
+    raw,
+    record,
+    string,
+)
 from hlolab.ops.registry import OpCall, op
-from hlolab.types import ElementType, QuantizedElementType, TensorType, element_type_of_dtype
+from hlolab.types import ElementType, QuantizedElementType, TensorType, Type, element_type_of_dtype
 
 MAX_SHOWN = 3  # mismatching elements listed in a failure message
 DEFAULT_TOLERANCE = 1e-4
+
+
+# --------------------------------------------------------------------------
+# attribute records (CheckOps.td's names) and result types
+# --------------------------------------------------------------------------
+
+def _value() -> Any:
+    return attr(raw("value", DenseElementsAttr, what="a dense elements attribute"))
+
+
+def _tolerance() -> Any:
+    return attr(floating("tolerance", "f64"), default=DEFAULT_TOLERANCE)
+
+
+@record
+class ExpectEqConstAttrs(Attrs):
+    value: DenseElementsAttr = _value()
+
+
+@record
+class ExpectAlmostEqAttrs(Attrs):
+    tolerance: float = _tolerance()
+
+
+@record
+class ExpectAlmostEqConstAttrs(Attrs):
+    value: DenseElementsAttr = _value()
+    tolerance: float = _tolerance()
+
+
+@record
+class ExpectCloseAttrs(Attrs):
+    max_ulp_difference: int = attr(integer("max_ulp_difference", "ui64"), default=1)
+    min_ulp_difference: int = attr(integer("min_ulp_difference", "ui64"), default=0)
+
+
+@record
+class ExpectSerializedEqAttrs(Attrs):
+    probe_id: str = attr(string("probe_id"))
+    iteration: int = attr(integer("iteration", "ui32"), default=0)  # the probe's n-th run, from 0
+
+
+@record
+class ProbeAttrs(Attrs):
+    probe_id: str = attr(string("probe_id"))
+
+
+def _arrays(key: str, what: str, default: Any) -> Any:
+    return attr(raw(key, ArrayAttr, what=what), default=default)
+
+
+@record
+class CustomCallAttrs(Attrs):
+    """custom_call's attributes; hlolab reads only ``call_target_name``, the rest are kept
+    as written (the result types are the declared ones)."""
+
+    call_target_name: str = attr(string("call_target_name"), default="")
+    has_side_effect: bool = attr(boolean("has_side_effect"), default=False)
+    backend_config: Attr | None = attr(raw("backend_config"), default=None)  # a string or a dictionary
+    api_version: int = attr(integer("api_version", "i32"), default=1)
+    called_computations: ArrayAttr = _arrays("called_computations", "an array of symbols", ArrayAttr(()))
+    operand_layouts: ArrayAttr | None = _arrays("operand_layouts", "an array of layouts", None)
+    result_layouts: ArrayAttr | None = _arrays("result_layouts", "an array of layouts", None)
+    output_operand_aliases: ArrayAttr = _arrays("output_operand_aliases", "an array of aliases",
+                                                ArrayAttr(()))
+
+
+def infer_check(a: Attrs, types: list[Type]) -> list[Inferred]:
+    """The check ops have no results."""
+    return []
+
+
+def infer_probe(a: ProbeAttrs, types: list[Type]) -> list[Inferred]:
+    """The operand passes through."""
+    if len(types) != 1:
+        raise InferError(None, f"takes one operand, got {len(types)}")
+    return [types[0]]
+
+
+def infer_print(a: Attrs, types: list[Type]) -> AsDeclared:
+    """No result (current StableHLO) or, as older programs wrote it, the operand's type."""
+    if len(types) != 1:
+        raise InferError(None, f"takes one operand, got {len(types)}")
+    return AsDeclared(types[0])
+
+
+def infer_custom_call(a: CustomCallAttrs, types: list[Type]) -> AsDeclared:
+    """The results are whatever the call target gives: the declared types."""
+    return AsDeclared()
 
 
 # --------------------------------------------------------------------------
@@ -152,23 +254,20 @@ def _float_or_complex(check: str, ctx: OpCall, a: np.ndarray) -> None:
 
 
 def _const_value(ctx: OpCall) -> np.ndarray:
-    attr = ctx.attr("value")
-    if not isinstance(attr, DenseElementsAttr):
-        raise ctx.error(None, f"attribute 'value' must be a dense elements attribute, got {attr}")
-    return np.asarray(attr.array)
+    return np.asarray(ctx.attrs.value.array)
 
 
 # --------------------------------------------------------------------------
 # check dialect
 # --------------------------------------------------------------------------
 
-@op("check.expect_eq")
+@op("check.expect_eq", infer=infer_check, family="check")
 def expect_eq(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> None:
     """``lhs`` (actual) equals ``rhs`` (expected) exactly; NaN never matches."""
     _expect_eq("check.expect_eq", ctx, np.asarray(lhs), np.asarray(rhs))
 
 
-@op("check.expect_eq_const")
+@op("check.expect_eq_const", attrs=ExpectEqConstAttrs, infer=infer_check, family="check")
 def expect_eq_const(ctx: OpCall, lhs: np.ndarray) -> None:
     """``lhs`` equals the ``value`` attribute exactly; NaN never matches."""
     _expect_eq("check.expect_eq_const", ctx, np.asarray(lhs), _const_value(ctx))
@@ -179,13 +278,14 @@ def _expect_eq(check: str, ctx: OpCall, actual: np.ndarray, expected: np.ndarray
     _fail_unless(check, ctx, exactly_equal(actual, expected), actual, expected)
 
 
-@op("check.expect_almost_eq")
+@op("check.expect_almost_eq", attrs=ExpectAlmostEqAttrs, infer=infer_check, family="check")
 def expect_almost_eq(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> None:
     """``lhs`` is within ``tolerance`` (default 1e-4, absolute) of ``rhs``."""
     _expect_almost_eq("check.expect_almost_eq", ctx, np.asarray(lhs), np.asarray(rhs))
 
 
-@op("check.expect_almost_eq_const")
+@op("check.expect_almost_eq_const", attrs=ExpectAlmostEqConstAttrs, infer=infer_check,
+    family="check")
 def expect_almost_eq_const(ctx: OpCall, lhs: np.ndarray) -> None:
     """``lhs`` is within ``tolerance`` (default 1e-4, absolute) of the ``value`` attribute."""
     _expect_almost_eq("check.expect_almost_eq_const", ctx, np.asarray(lhs), _const_value(ctx))
@@ -194,7 +294,7 @@ def expect_almost_eq_const(ctx: OpCall, lhs: np.ndarray) -> None:
 def _expect_almost_eq(check: str, ctx: OpCall, actual: np.ndarray, expected: np.ndarray) -> None:
     _float_or_complex(check, ctx, actual)
     _require_same(check, ctx, actual, expected)
-    tolerance = ctx.float("tolerance", DEFAULT_TOLERANCE)
+    tolerance = ctx.attrs.tolerance
     _fail_unless(check, ctx, almost_equal(actual, expected, tolerance), actual, expected,
                  _abs_diff(actual, expected), f"tolerance {tolerance:g}, |difference|")
 
@@ -204,27 +304,25 @@ def _abs_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.abs(widen(a) - widen(b))
 
 
-@op("check.expect_close")
+@op("check.expect_close", attrs=ExpectCloseAttrs, infer=infer_check, family="check")
 def expect_close(ctx: OpCall, actual: np.ndarray, expected: np.ndarray) -> None:
     """min_ulp_difference <= ULP distance <= max_ulp_difference (default 1 and 0)."""
     actual, expected = np.asarray(actual), np.asarray(expected)
     check = "check.expect_close"
     _float_or_complex(check, ctx, actual)
     _require_same(check, ctx, actual, expected)
-    max_ulp = ctx.int("max_ulp_difference", 1)
-    min_ulp = ctx.int("min_ulp_difference", 0)
+    max_ulp, min_ulp = ctx.attrs.max_ulp_difference, ctx.attrs.min_ulp_difference
     ok, dist = ulp_close(actual, expected, max_ulp, min_ulp)
     _fail_unless(check, ctx, ok, actual, expected, dist,
                  f"allowed {min_ulp}..{max_ulp}, ULP distance")
 
 
-@op("check.expect_serialized_eq")
+@op("check.expect_serialized_eq", attrs=ExpectSerializedEqAttrs, infer=infer_check, family="check")
 def expect_serialized_eq(ctx: OpCall, expected: np.ndarray) -> None:
     """The operand equals what ``interpreter.probe`` recorded under ``probe_id`` at
     ``iteration`` (its n-th run, from 0)."""
     check = "check.expect_serialized_eq"
-    probe_id = ctx.string("probe_id")
-    iteration = ctx.int("iteration", ctx.int("iter", 0))
+    probe_id, iteration = ctx.attrs.probe_id, ctx.attrs.iteration
     recorded = ctx.state.get("probes", {}).get(probe_id, [])
     if iteration >= len(recorded):
         raise CheckFailure(check, f"no value recorded by probe \"{probe_id}\" at iteration {iteration} "
@@ -239,15 +337,15 @@ def expect_serialized_eq(ctx: OpCall, expected: np.ndarray) -> None:
 # interpreter dialect
 # --------------------------------------------------------------------------
 
-@op("interpreter.probe")
+@op("interpreter.probe", attrs=ProbeAttrs, infer=infer_probe, family="check")
 def probe(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """Record the operand under ``probe_id`` (one entry per run) and pass it through."""
     probes = ctx.state.setdefault("probes", {})
-    probes.setdefault(ctx.string("probe_id"), []).append(np.array(operand, copy=True))
+    probes.setdefault(ctx.attrs.probe_id, []).append(np.array(operand, copy=True))
     return operand
 
 
-@op("interpreter.print")
+@op("interpreter.print", infer=infer_print, family="check")
 def print_(ctx: OpCall, operand: np.ndarray) -> np.ndarray | None:
     """Append ``%name = tensor<...> {...}`` to the run's output, as stablehlo-translate prints."""
     operand = np.asarray(operand)
@@ -335,11 +433,12 @@ CUSTOM_CALL_ALMOST_EQ_TOLERANCE = 1e-3
 CUSTOM_CALL_EQ_TOLERANCE = 1e-4
 
 
-@op("stablehlo.custom_call", aliases=("CustomCall",))
+@op("stablehlo.custom_call", aliases=("CustomCall",), attrs=CustomCallAttrs, infer=infer_custom_call,
+    family="check")
 def custom_call(ctx: OpCall, *operands: Any) -> Any:
     """Runs the check call targets (``@check.expect_close``, ``@check.expect_eq``,
     ``@check.expect_almost_eq``, ``@check.eq``); any other target is not implemented."""
-    target = ctx.symbol("call_target_name", "")
+    target = ctx.attrs.call_target_name
     if target not in _CUSTOM_CHECKS:
         raise NotImplementedOpError("stablehlo.custom_call", ctx.loc, detail=f"call target @{target}")
     if len(operands) != 2:

@@ -26,6 +26,8 @@ from hlolab.errors import ExecutionError
 from hlolab.numerics import float_format, to_bits
 from hlolab.ops.common import check_value, reject_quantized, shapes_compatible
 from hlolab.ops.conversion import baseline_key, count_check, plain_element, tensor_operand
+from hlolab.ops.elementwise import infer_tensors, like, same_shape
+from hlolab.ops.record import Attrs, InferError, Inferred, attr, enum, record
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import elementwise_explain
 from hlolab.trace.provenance import (
@@ -35,7 +37,7 @@ from hlolab.trace.provenance import (
     elementwise_provenance,
     value_shape,
 )
-from hlolab.types import ElementType, QuantizedElementType
+from hlolab.types import ElementType, QuantizedElementType, TensorType, Type, element_type
 
 DIRECTIONS = ("EQ", "NE", "GE", "GT", "LE", "LT")
 COMPARE_TYPES = ("FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED")
@@ -58,6 +60,15 @@ def default_compare_type(e: Any) -> str:
 
 # --- compare ---------------------------------------------------------------------------
 
+@record
+class CompareAttrs(Attrs):
+    """compare's attributes; ``compare_type`` None: the default of lhs's element type (C3).
+    The codecs take any case: verify names a wrong one with its own message."""
+
+    comparison_direction: str = attr(enum("comparison_direction", "comparison_direction"))
+    compare_type: str | None = attr(enum("compare_type", "comparison_type"), default=None)
+
+
 def _verify_compare(ctx: OpCall) -> None:
     count_check(ctx, 2)
     lhs = tensor_operand(ctx, ctx.operand_types[0], "lhs", "I1")
@@ -67,7 +78,7 @@ def _verify_compare(ctx: OpCall) -> None:
         if isinstance(t.element, QuantizedElementType) and t.element.is_per_axis:
             raise ctx.error("I1" if name == "lhs" else "I2",
                             f"{name} must be a tensor or per-tensor quantized tensor, got {t}")
-    direction = ctx.enum("comparison_direction")
+    direction = ctx.attrs.comparison_direction
     if direction not in DIRECTIONS:
         raise ctx.error(None, f"comparison_direction must be one of {', '.join(DIRECTIONS)}, "
                               f"got {direction}")
@@ -79,7 +90,7 @@ def _verify_compare(ctx: OpCall) -> None:
                               f"shape(result) = {list(result.shape)} must be equal")
     if result.is_quantized or result.element.kind != "bool":
         raise ctx.error(None, f"result must be a tensor of boolean type (i1), got {result}")
-    ctype = ctx.enum("compare_type", None)
+    ctype = ctx.attrs.compare_type
     if ctype is None:
         return
     if ctype not in COMPARE_TYPES:
@@ -138,9 +149,18 @@ def compare_arrays(lhs: np.ndarray, rhs: np.ndarray, et: ElementType, direction:
     return _PREDICATES[direction](a, b)
 
 
+def infer_compare(attrs: CompareAttrs, types: list[Type]) -> list[Inferred]:
+    """Booleans of lhs's shape (C2)."""
+    lhs, rhs = infer_tensors(types, ("lhs", "rhs"))
+    if baseline_key(lhs.element) != baseline_key(rhs.element):
+        raise InferError("C1", f"baseline_element_type(lhs) = {lhs.element} must equal "
+                               f"baseline_element_type(rhs) = {rhs.element}")
+    return [TensorType(same_shape([lhs, rhs], ("lhs", "rhs"), "C2"), element_type("i1"))]
+
+
 @op("stablehlo.compare", aliases=("Compare", "Eq", "Ne", "Ge", "Gt", "Le", "Lt"),
-    verify=_verify_compare, provenance=elementwise_provenance,
-    explain=elementwise_explain, elementwise=True)
+    verify=_verify_compare, attrs=CompareAttrs, infer=infer_compare, family="compare",
+    provenance=elementwise_provenance, explain=elementwise_explain, elementwise=True)
 def compare(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """``lhs <comparison_direction> rhs`` per element, under ``compare_type``."""
     reject_quantized(ctx)
@@ -150,8 +170,8 @@ def compare(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         raise ExecutionError(f"{ctx.name}: lhs and rhs have different shapes at run time: "
                              f"{lhs.shape} and {rhs.shape}", ctx.loc)
     et = plain_element(ctx.operand_types[0])
-    direction = ctx.enum("comparison_direction")
-    ctype = ctx.enum("compare_type", default_compare_type(et))
+    direction = ctx.attrs.comparison_direction
+    ctype = ctx.attrs.compare_type or default_compare_type(et)
     with np.errstate(all="ignore"):
         return np.asarray(compare_arrays(lhs, rhs, et, direction, ctype), dtype=np.bool_)
 
@@ -196,8 +216,24 @@ def select_provenance(ctx: Any, inputs: list[Any], outputs: list[Any]) -> Proven
     return IndexMapProvenance([rshape], oshapes, [links])
 
 
-@op("stablehlo.select", aliases=("Select",), verify=_verify_select, provenance=select_provenance,
-    explain=elementwise_explain, elementwise=True)
+def infer_select(attrs: Attrs, types: list[Type]) -> list[Inferred]:
+    """on_true's type (C2), its shape refined by on_false's and a pred of rank > 0 (C1)."""
+    pred, on_true, on_false = infer_tensors(types, ("pred", "on_true", "on_false"))
+    if pred.is_quantized or pred.element.kind != "bool":
+        raise InferError("I1", f"pred must be a tensor of type i1, got {pred}")
+    if pred.rank != 0:
+        same_shape([pred, on_true], ("pred", "on_true"), "C1")
+    if baseline_key(on_true.element) != baseline_key(on_false.element):
+        raise InferError("C2", f"baseline_type(on_true) = {on_true} must equal "
+                               f"baseline_type(on_false) = {on_false}")
+    # a rank-0 pred picks whole tensors: it does not take part in the shape
+    shaped = {"on_true": on_true, "on_false": on_false, **({"pred": pred} if pred.rank else {})}
+    shape = same_shape(list(shaped.values()), list(shaped), "C2")
+    return [like(on_true, shape, on_true.element, baseline_key)]
+
+
+@op("stablehlo.select", aliases=("Select",), verify=_verify_select, infer=infer_select,
+    family="compare", provenance=select_provenance, explain=elementwise_explain, elementwise=True)
 def select(ctx: OpCall, pred: np.ndarray, on_true: np.ndarray, on_false: np.ndarray) -> np.ndarray:
     """``on_true`` where ``pred`` is true, else ``on_false`` (a rank-0 pred picks a whole tensor)."""
     reject_quantized(ctx)
@@ -265,8 +301,23 @@ def _extremum(a: np.ndarray, b: np.ndarray, et: ElementType, larger: bool) -> np
     return np.where(take_a, a, b)  # select, so the result is bit-identical to an input
 
 
-@op("stablehlo.clamp", aliases=("Clamp",), verify=_verify_clamp, provenance=elementwise_provenance,
-    explain=elementwise_explain, elementwise=True)
+def infer_clamp(attrs: Attrs, types: list[Type]) -> list[Inferred]:
+    """operand's type (C4), its shape refined by a min or max of rank > 0 (C1, C2)."""
+    mn, operand, mx = infer_tensors(types, ("min", "operand", "max"))
+    for label, t, name in (("C1", mn, "min"), ("C2", mx, "max")):
+        if t.rank != 0:
+            same_shape([t, operand], (name, "operand"), label)
+    if len({baseline_key(t.element) for t in (mn, operand, mx)}) != 1:
+        raise InferError("C3", f"baseline element types of min ({mn.element}), operand "
+                               f"({operand.element}) and max ({mx.element}) must be equal")
+    # a rank-0 min or max applies to every element: it does not take part in the shape
+    shaped = {"operand": operand, **{n: t for n, t in (("min", mn), ("max", mx)) if t.rank != 0}}
+    shape = same_shape(list(shaped.values()), list(shaped), None)
+    return [like(operand, shape, operand.element, baseline_key)]
+
+
+@op("stablehlo.clamp", aliases=("Clamp",), verify=_verify_clamp, infer=infer_clamp, family="compare",
+    provenance=elementwise_provenance, explain=elementwise_explain, elementwise=True)
 def clamp(ctx: OpCall, min: np.ndarray, operand: np.ndarray, max: np.ndarray) -> np.ndarray:
     """``minimum(maximum(operand, min_element), max_element)``; rank-0 min/max apply everywhere."""
     reject_quantized(ctx)

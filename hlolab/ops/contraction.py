@@ -46,12 +46,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from hlolab.errors import ExecutionError, NotImplementedOpError
-from hlolab.ir.attrs import ArrayAttr, DenseArrayAttr, DenseElementsAttr, EnumAttr, StructAttr
+from hlolab.ir.attrs import ArrayAttr, EnumAttr, StructAttr
+from hlolab.ir.structs import CONV_FIELDS
 from hlolab.numerics import round_float64
 from hlolab.ops.common import (
     check_value,
@@ -62,11 +64,26 @@ from hlolab.ops.common import (
     wrap_int,
 )
 from hlolab.ops.conversion import convert_array
+from hlolab.ops.record import (
+    Attrs,
+    ErrorFn,
+    InferError,
+    Inferred,
+    Partial,
+    attr,
+    bools,
+    integer,
+    ints,
+    member,
+    pairs,
+    raw,
+    record,
+)
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import Explanation, Step, format_value
 from hlolab.trace.fanin import Fan, FanInProvenance, Projection, expand
 from hlolab.trace.provenance import FrameMap, check_index, value_shape
-from hlolab.types import ElementType, OpaqueType, QuantizedElementType, TensorType, element_type
+from hlolab.types import ElementType, OpaqueType, QuantizedElementType, TensorType, Type, element_type
 
 EXPLAIN_MAX_PAIRS = 256  # explain lists at most this many products (the formatter elides more)
 
@@ -86,13 +103,12 @@ def _kind(e: Any) -> str:
 
 def _check_precision_config(ctx: OpCall, label: str) -> tuple[str, ...]:
     """(Cn) size(precision_config) = 2 when present; the enums are DEFAULT/HIGH/HIGHEST."""
-    if not ctx.has("precision_config"):
+    a = ctx.attrs.precision_config
+    if a is None:
         return ()
-    a = ctx.attr("precision_config")
-    items = a.items if isinstance(a, ArrayAttr) else None
-    if items is None or not all(isinstance(x, EnumAttr) for x in items):
+    if not all(isinstance(x, EnumAttr) for x in a.items):
         raise ctx.error(label, f"precision_config must be a list of precision enums, got {a}")
-    values = tuple(x.value for x in items)
+    values = tuple(x.value for x in a.items)
     if len(values) != 2:
         raise ctx.error(label, f"size(precision_config) = {len(values)} must be 2: {list(values)}")
     bad = [v for v in values if v not in ("DEFAULT", "HIGH", "HIGHEST")]
@@ -172,16 +188,28 @@ class _FanIn(FanInProvenance):
         yield from super()._chunks(result, flat_results)
 
 
-# --- dot_general: dimension numbers and verification -----------------------------------
+# --- dot_general: attributes, result type and verification -----------------------------
 
-@dataclass(frozen=True)
-class DotDims:
-    """The fields of ``#stablehlo.dot<...>`` (the spec's names)."""
+def _dot_dn() -> Any:
+    return attr(member("dot_dimension_numbers", "stablehlo.dot"))
 
-    lhs_batching_dimensions: tuple[int, ...]
-    rhs_batching_dimensions: tuple[int, ...]
-    lhs_contracting_dimensions: tuple[int, ...]
-    rhs_contracting_dimensions: tuple[int, ...]
+
+def _precision_config() -> Any:
+    return attr(raw("precision_config", ArrayAttr, what="a list of precision enums"), default=None)
+
+
+@record
+class DotGeneralAttrs(Attrs):
+    """dot_general's attributes: the fields of ``#stablehlo.dot<...>`` (the spec's names),
+    ``precision_config`` and ``algorithm`` (``#stablehlo.dot_algorithm<...>``), kept as written."""
+
+    lhs_batching_dimensions: tuple[int, ...] = _dot_dn()
+    rhs_batching_dimensions: tuple[int, ...] = _dot_dn()
+    lhs_contracting_dimensions: tuple[int, ...] = _dot_dn()
+    rhs_contracting_dimensions: tuple[int, ...] = _dot_dn()
+    precision_config: ArrayAttr | None = _precision_config()
+    algorithm: StructAttr | None = attr(raw("algorithm", StructAttr, what="a #stablehlo.dot_algorithm"),
+                                        default=None)
 
     def lhs_result_dimensions(self, rank: int) -> list[int]:
         return [d for d in range(rank) if d not in self.lhs_batching_dimensions
@@ -192,18 +220,27 @@ class DotDims:
                 and d not in self.rhs_contracting_dimensions]
 
 
-def dot_dims(ctx: OpCall) -> DotDims:
-    if ctx.name == "stablehlo.dot":  # legacy dot: contract lhs's last dim with rhs's first
-        t = ctx.operand_types[0]
-        rank = t.rank if isinstance(t, TensorType) else 1
-        return DotDims((), (), (rank - 1,), (0,))
-    s = ctx.struct("dot_dimension_numbers")
+@record
+class DotAttrs(Attrs):
+    """The legacy dot's attributes: only ``precision_config``."""
 
-    def ints(name: str) -> tuple[int, ...]:
-        return tuple(int(v) for v in (s.get(name) or ()))
+    precision_config: ArrayAttr | None = _precision_config()
 
-    return DotDims(ints("lhs_batching_dimensions"), ints("rhs_batching_dimensions"),
-                   ints("lhs_contracting_dimensions"), ints("rhs_contracting_dimensions"))
+
+def legacy_dot_dims(rec: DotAttrs, lhs_rank: int) -> DotGeneralAttrs:
+    """The legacy dot as a dot_general: lhs's last dim contracted with rhs's first."""
+    return DotGeneralAttrs(lhs_batching_dimensions=(), rhs_batching_dimensions=(),
+                           lhs_contracting_dimensions=(lhs_rank - 1,), rhs_contracting_dimensions=(0,),
+                           precision_config=rec.precision_config)
+
+
+def dot_dims(ctx: OpCall) -> DotGeneralAttrs:
+    """The dimension numbers of a dot_general, or of a legacy dot (from its lhs's rank)."""
+    rec = ctx.attrs
+    if isinstance(rec, DotGeneralAttrs):
+        return rec
+    t = ctx.operand_types[0]
+    return legacy_dot_dims(rec, t.rank if isinstance(t, TensorType) else 1)
 
 
 @dataclass(frozen=True)
@@ -223,13 +260,12 @@ class DotAlgorithm:
                 f"{', imprecise accumulation allowed' if self.allow_imprecise_accumulation else ''}>")
 
 
-def dot_algorithm(ctx: OpCall) -> DotAlgorithm | None:
+@lru_cache(maxsize=256)
+def dot_algorithm(rec: DotGeneralAttrs | DotAttrs) -> DotAlgorithm | None:
     """The ``algorithm`` attribute, or None when absent (or the empty algorithm)."""
-    if not ctx.has("algorithm"):
+    a = getattr(rec, "algorithm", None)  # the legacy dot has none
+    if a is None:
         return None
-    a = ctx.attr("algorithm")
-    if not isinstance(a, StructAttr):
-        raise ctx.error(None, f"algorithm must be a #stablehlo.dot_algorithm, got {a}")
     alg = DotAlgorithm(*(a.get(n) for n in (
         "lhs_precision_type", "rhs_precision_type", "accumulation_type", "lhs_component_count",
         "rhs_component_count", "num_primitive_operations", "allow_imprecise_accumulation")))
@@ -247,6 +283,76 @@ def _float_type_name(t: Any) -> str | None:
     return None
 
 
+def dot_result_shape(err: ErrorFn, lhs: TensorType, rhs: TensorType, d: DotGeneralAttrs,
+                     legacy: bool = False) -> list[int | None]:
+    """(C1-C10) on the dimension numbers, then the (C12) shape: dim(lhs, lhs_batching_dimensions)
+    + dim(lhs, lhs_result_dimensions) + dim(rhs, rhs_result_dimensions); ``err(label, message)``
+    builds the error (a VerificationError, or an InferError)."""
+    lb, rb = d.lhs_batching_dimensions, d.rhs_batching_dimensions
+    lc, rc = d.lhs_contracting_dimensions, d.rhs_contracting_dimensions
+    if len(lb) != len(rb):
+        raise err("C1", f"size(lhs_batching_dimensions) = {len(lb)} must equal "
+                  f"size(rhs_batching_dimensions) = {len(rb)}")
+    if len(lc) != len(rc):
+        raise err("C2", f"size(lhs_contracting_dimensions) = {len(lc)} must equal "
+                  f"size(rhs_contracting_dimensions) = {len(rc)}")
+    if not _is_unique(lb + lc):
+        raise err("C3", f"lhs_batching_dimensions + lhs_contracting_dimensions = "
+                  f"{list(lb + lc)} must be unique")
+    if not _is_unique(rb + rc):
+        raise err("C4", f"rhs_batching_dimensions + rhs_contracting_dimensions = "
+                  f"{list(rb + rc)} must be unique")
+    for label, name, dims, t in (("C5", "lhs_batching_dimensions", lb, lhs),
+                                 ("C6", "lhs_contracting_dimensions", lc, lhs),
+                                 ("C7", "rhs_batching_dimensions", rb, rhs),
+                                 ("C8", "rhs_contracting_dimensions", rc, rhs)):
+        if any(not 0 <= x < t.rank for x in dims):
+            raise err(label, f"{name} = {list(dims)} must be in [0, {t.rank}) (rank of {t})")
+    a, b = [lhs.shape[x] for x in lb], [rhs.shape[x] for x in rb]
+    if not all(dims_fit(x, y) for x, y in zip(a, b, strict=True)):
+        raise err("C9", f"dim(lhs, lhs_batching_dimensions...) = {a} must equal "
+                  f"dim(rhs, rhs_batching_dimensions...) = {b}")
+    a, b = [lhs.shape[x] for x in lc], [rhs.shape[x] for x in rc]
+    if not all(dims_fit(x, y) for x, y in zip(a, b, strict=True)):
+        raise err("C10" if not legacy else None,
+                  f"dim(lhs, lhs_contracting_dimensions...) = {a} must equal "
+                  f"dim(rhs, rhs_contracting_dimensions...) = {b}")
+    # a dynamic batching dim takes the other side's size when that one is static
+    batch = [x if x is not None else rhs.shape[y] for x, y in zip([lhs.shape[x] for x in lb], rb,
+                                                                  strict=True)]
+    return (batch + [lhs.shape[x] for x in d.lhs_result_dimensions(lhs.rank)]
+            + [rhs.shape[x] for x in d.rhs_result_dimensions(rhs.rank)])
+
+
+def _operand_tensors(operand_types: Sequence[Any], n: int) -> list[TensorType]:
+    if len(operand_types) != n:
+        raise InferError(None, f"takes {n} operands, got {len(operand_types)}")
+    for i, t in enumerate(operand_types):
+        if not isinstance(t, TensorType):
+            raise InferError(f"I{i + 1}", f"operand #{i} must be a tensor, got {t}")
+    return list(operand_types)
+
+
+def _check_legacy_ranks(err: ErrorFn, lhs: TensorType, rhs: TensorType) -> None:
+    if lhs.rank not in (1, 2) or rhs.rank not in (1, 2):
+        raise err(None, f"dot takes rank-1 or rank-2 operands, got {lhs} and {rhs}")
+
+
+def infer_dot_general(rec: DotGeneralAttrs, operand_types: list[Type]) -> list[Inferred]:
+    """The (C12) shape; the element type is the declared result's (it may differ from the
+    operands' within one kind, e.g. i8 x i8 -> i32, and quantized results have their own)."""
+    lhs, rhs = _operand_tensors(operand_types, 2)
+    return [Partial(tuple(dot_result_shape(InferError, lhs, rhs, rec)))]
+
+
+def infer_dot(rec: DotAttrs, operand_types: list[Type]) -> list[Inferred]:
+    """dot_general's shape with lhs's last dim contracted with rhs's first."""
+    lhs, rhs = _operand_tensors(operand_types, 2)
+    _check_legacy_ranks(InferError, lhs, rhs)
+    d = legacy_dot_dims(rec, lhs.rank)
+    return [Partial(tuple(dot_result_shape(InferError, lhs, rhs, d, legacy=True)))]
+
+
 def _verify_dot_general(ctx: OpCall) -> None:
     legacy = ctx.name == "stablehlo.dot"
     if len(ctx.operand_types) != 2 or len(ctx.result_types) != 1:
@@ -255,42 +361,12 @@ def _verify_dot_general(ctx: OpCall) -> None:
     lhs = operand_tensor(ctx, 0, "I1", "lhs")
     rhs = operand_tensor(ctx, 1, "I2", "rhs")
     res = ctx.result_tensor()
-    if legacy and (lhs.rank not in (1, 2) or rhs.rank not in (1, 2)):
-        raise ctx.error(None, f"dot takes rank-1 or rank-2 operands, got {lhs} and {rhs}")
+    if legacy:
+        _check_legacy_ranks(ctx.error, lhs, rhs)
     d = dot_dims(ctx)
-    lb, rb = d.lhs_batching_dimensions, d.rhs_batching_dimensions
-    lc, rc = d.lhs_contracting_dimensions, d.rhs_contracting_dimensions
-    if len(lb) != len(rb):
-        raise ctx.error("C1", f"size(lhs_batching_dimensions) = {len(lb)} must equal "
-                        f"size(rhs_batching_dimensions) = {len(rb)}")
-    if len(lc) != len(rc):
-        raise ctx.error("C2", f"size(lhs_contracting_dimensions) = {len(lc)} must equal "
-                        f"size(rhs_contracting_dimensions) = {len(rc)}")
-    if not _is_unique(lb + lc):
-        raise ctx.error("C3", f"lhs_batching_dimensions + lhs_contracting_dimensions = "
-                        f"{list(lb + lc)} must be unique")
-    if not _is_unique(rb + rc):
-        raise ctx.error("C4", f"rhs_batching_dimensions + rhs_contracting_dimensions = "
-                        f"{list(rb + rc)} must be unique")
-    for label, name, dims, t in (("C5", "lhs_batching_dimensions", lb, lhs),
-                                 ("C6", "lhs_contracting_dimensions", lc, lhs),
-                                 ("C7", "rhs_batching_dimensions", rb, rhs),
-                                 ("C8", "rhs_contracting_dimensions", rc, rhs)):
-        if any(not 0 <= x < t.rank for x in dims):
-            raise ctx.error(label, f"{name} = {list(dims)} must be in [0, {t.rank}) "
-                            f"(rank of {t})")
-    a, b = [lhs.shape[x] for x in lb], [rhs.shape[x] for x in rb]
-    if not all(dims_fit(x, y) for x, y in zip(a, b, strict=True)):
-        raise ctx.error("C9", f"dim(lhs, lhs_batching_dimensions...) = {a} must equal "
-                        f"dim(rhs, rhs_batching_dimensions...) = {b}")
-    a, b = [lhs.shape[x] for x in lc], [rhs.shape[x] for x in rc]
-    if not all(dims_fit(x, y) for x, y in zip(a, b, strict=True)):
-        raise ctx.error("C10" if not legacy else None,
-                        f"dim(lhs, lhs_contracting_dimensions...) = {a} must equal "
-                        f"dim(rhs, rhs_contracting_dimensions...) = {b}")
+    rc = d.rhs_contracting_dimensions
+    want = dot_result_shape(ctx.error, lhs, rhs, d, legacy)
     precision = _check_precision_config(ctx, "C11")
-    want = ([lhs.shape[x] for x in lb] + [lhs.shape[x] for x in d.lhs_result_dimensions(lhs.rank)]
-            + [rhs.shape[x] for x in d.rhs_result_dimensions(rhs.rank)])
     if res.rank != len(want) or not all(dims_fit(x, y) for x, y in zip(res.shape, want, strict=True)):
         raise ctx.error("C12", f"shape(result) = {list(res.shape)} must be dim(lhs, "
                         f"lhs_batching_dimensions) + dim(lhs, lhs_result_dimensions) + "
@@ -307,7 +383,7 @@ def _verify_dot_general(ctx: OpCall) -> None:
                                 f"rhs_contracting_dimensions = {list(rc)}")
     else:
         _check_result_kind(ctx, lhs, res, "C13")
-    alg = dot_algorithm(ctx)
+    alg = dot_algorithm(ctx.attrs)
     if alg is not None:
         if any(p != "DEFAULT" for p in precision):
             raise ctx.error("C21", f"with an algorithm, precision_config must be DEFAULT, got "
@@ -363,7 +439,8 @@ def _operand_elements(ctx: OpCall) -> tuple[ElementType, ElementType]:
     return lt.element, rt.element
 
 
-def _bmk(lhs: np.ndarray, rhs: np.ndarray, d: DotDims) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+def _bmk(lhs: np.ndarray, rhs: np.ndarray,
+         d: DotGeneralAttrs) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     """transposed_lhs as (B, M, K), transposed_rhs as (B, K, N), and the result shape."""
     lr = d.lhs_result_dimensions(lhs.ndim)
     rr = d.rhs_result_dimensions(rhs.ndim)
@@ -433,7 +510,7 @@ def _algorithm_dot(ctx: OpCall, alg: DotAlgorithm, a: np.ndarray, b: np.ndarray,
         return convert_array(v, src, oe)
 
 
-def dot_general_values(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray, d: DotDims,
+def dot_general_values(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray, d: DotGeneralAttrs,
                        le: ElementType, oe: ElementType,
                        alg: DotAlgorithm | None = None) -> np.ndarray:
     """The result of dot_general (shape: batch + lhs free + rhs free dims)."""
@@ -551,7 +628,7 @@ def _dot_general_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], res
                       f"init 0, add) over dims(lhs, lhs_contracting_dimensions) = {list(W)} "
                       f"({total} products)", value, children=children))
     notes = _sum_notes(le, oe, total, "row-major contracting", "numpy/BLAS")
-    alg = dot_algorithm(ctx)
+    alg = dot_algorithm(ctx.attrs)
     if alg is not None:
         notes.append(f"algorithm {alg}: operands rounded to the precision types, summed in "
                      f"{alg.accumulation_type}, then converted to {oe}")
@@ -560,22 +637,85 @@ def _dot_general_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], res
     return Explanation(ctx.op.name, idx, steps, value, notes, 0)
 
 
-@op(("stablehlo.dot_general", "stablehlo.dot"), aliases=("DotGeneral", "Dot"),
-    verify=_verify_dot_general, provenance=_dot_general_provenance, explain=_dot_general_explain)
+@op("stablehlo.dot", aliases=("Dot",), verify=_verify_dot_general, attrs=DotAttrs, infer=infer_dot,
+    family="contraction", provenance=_dot_general_provenance, explain=_dot_general_explain)
+@op("stablehlo.dot_general", aliases=("DotGeneral",), verify=_verify_dot_general, attrs=DotGeneralAttrs,
+    infer=infer_dot_general, family="contraction", provenance=_dot_general_provenance,
+    explain=_dot_general_explain)
 def dot_general(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """result[result_index] = sum over the contracting positions of lhs * rhs slices."""
     reject_quantized(ctx)
     _reject_dynamic(ctx)
     _check_operands(ctx, [lhs, rhs], ["lhs", "rhs"])
     le, oe = _operand_elements(ctx)
-    return dot_general_values(ctx, lhs, rhs, dot_dims(ctx), le, oe, dot_algorithm(ctx))
+    return dot_general_values(ctx, lhs, rhs, dot_dims(ctx), le, oe, dot_algorithm(ctx.attrs))
 
 
 # --- convolution: attributes and verification ---------------------------------------------
 
+def _cdn() -> Any:
+    return attr(member("dimension_numbers", "stablehlo.conv"))
+
+
+def _window(codec: Any) -> Any:
+    """An optional window attribute: None when absent (the spec's default depends on the rank)."""
+    return attr(codec, default=None)
+
+
+@record
+class ConvolutionAttrs(Attrs):
+    """convolution's attributes (the spec's names): the fields of ``#stablehlo.conv<...>``,
+    the window attributes (None when absent), the group counts and ``precision_config``.
+    Field order is the pretty form's: dimension numbers, window, then the rest."""
+
+    input_batch_dimension: int = _cdn()
+    input_feature_dimension: int = _cdn()
+    input_spatial_dimensions: tuple[int, ...] = _cdn()
+    kernel_input_feature_dimension: int = _cdn()
+    kernel_output_feature_dimension: int = _cdn()
+    kernel_spatial_dimensions: tuple[int, ...] = _cdn()
+    output_batch_dimension: int = _cdn()
+    output_feature_dimension: int = _cdn()
+    output_spatial_dimensions: tuple[int, ...] = _cdn()
+    window_strides: tuple[int, ...] | None = _window(ints("window_strides"))
+    padding: tuple[tuple[int, int], ...] | None = _window(pairs("padding"))
+    lhs_dilation: tuple[int, ...] | None = _window(ints("lhs_dilation"))
+    rhs_dilation: tuple[int, ...] | None = _window(ints("rhs_dilation"))
+    window_reversal: tuple[bool, ...] | None = _window(bools("window_reversal"))
+    batch_group_count: int = attr(integer("batch_group_count"), default=1)
+    feature_group_count: int = attr(integer("feature_group_count"), default=1)
+    precision_config: ArrayAttr | None = _precision_config()
+
+
+@record
+class DynamicConvAttrs(Attrs):
+    """dynamic_conv's attributes: convolution's without ``padding`` (an operand here), in the
+    order its generic form lists them."""
+
+    window_strides: tuple[int, ...] | None = _window(ints("window_strides"))
+    lhs_dilation: tuple[int, ...] | None = _window(ints("lhs_dilation"))
+    rhs_dilation: tuple[int, ...] | None = _window(ints("rhs_dilation"))
+    window_reversal: tuple[bool, ...] | None = _window(bools("window_reversal"))
+    input_batch_dimension: int = _cdn()
+    input_feature_dimension: int = _cdn()
+    input_spatial_dimensions: tuple[int, ...] = _cdn()
+    kernel_input_feature_dimension: int = _cdn()
+    kernel_output_feature_dimension: int = _cdn()
+    kernel_spatial_dimensions: tuple[int, ...] = _cdn()
+    output_batch_dimension: int = _cdn()
+    output_feature_dimension: int = _cdn()
+    output_spatial_dimensions: tuple[int, ...] = _cdn()
+    batch_group_count: int = attr(integer("batch_group_count"), default=1)
+    feature_group_count: int = attr(integer("feature_group_count"), default=1)
+    precision_config: ArrayAttr | None = _precision_config()
+
+
+ConvAttrs = ConvolutionAttrs | DynamicConvAttrs
+
+
 @dataclass(frozen=True)
 class ConvDims:
-    """``#stablehlo.conv<...>`` fields (the spec's names)."""
+    """The dimension numbers of ``#stablehlo.conv<...>`` (the spec's names)."""
 
     input_batch_dimension: int
     input_feature_dimension: int
@@ -602,37 +742,22 @@ class ConvParams:
     batch_group_count: int
 
 
-def _bools(ctx: OpCall, key: str) -> tuple[bool, ...] | None:
-    if not ctx.has(key):
-        return None
-    a = ctx.attr(key)
-    if isinstance(a, DenseArrayAttr):
-        return tuple(bool(v) for v in a.values)
-    if isinstance(a, DenseElementsAttr):
-        return tuple(bool(v) for v in np.asarray(a.array).reshape(-1))
-    raise ctx.error("I7", f"window_reversal must be a list of booleans, got {a}")
-
-
-def conv_params(ctx: OpCall) -> ConvParams:
-    s = ctx.struct("dimension_numbers")
-    g = {k: s.get(k) for k in ConvDims.__dataclass_fields__}
-    dims = ConvDims(**{k: (tuple(int(x) for x in v) if isinstance(v, (tuple, list)) else int(v))
-                       for k, v in g.items()})
+@lru_cache(maxsize=256)
+def conv_params(rec: ConvAttrs) -> ConvParams:
+    """The record with the spec's defaults for absent window attributes (strides and
+    dilations 1, no padding, no reversal); ``padding`` None for dynamic_conv."""
+    dims = ConvDims(**{k: getattr(rec, k) for k in CONV_FIELDS})
     n = len(dims.input_spatial_dimensions)
+
+    def ones(v: tuple[int, ...] | None) -> tuple[int, ...]:
+        return v if v is not None else (1,) * n
+
     padding = None
-    if ctx.name == "stablehlo.convolution":
-        if ctx.has("padding"):
-            pa = ctx.dense("padding")
-            if pa.ndim != 2 or (pa.size and pa.shape[1] != 2):
-                raise ctx.error("C4", f"shape(padding) = {list(pa.shape)} must be [{n}, 2] "
-                                "([N - 2, 2])")
-            padding = tuple((int(lo), int(hi)) for lo, hi in np.asarray(pa, np.int64).reshape(-1, 2))
-        else:
-            padding = ((0, 0),) * n
-    return ConvParams(
-        ctx.ints("window_strides", (1,) * n), padding, ctx.ints("lhs_dilation", (1,) * n),
-        ctx.ints("rhs_dilation", (1,) * n), _bools(ctx, "window_reversal") or (False,) * n, dims,
-        ctx.int("feature_group_count", 1), ctx.int("batch_group_count", 1))
+    if isinstance(rec, ConvolutionAttrs):
+        padding = rec.padding if rec.padding is not None else ((0, 0),) * n
+    reversal = rec.window_reversal if rec.window_reversal is not None else (False,) * n
+    return ConvParams(ones(rec.window_strides), padding, ones(rec.lhs_dilation), ones(rec.rhs_dilation),
+                      reversal, dims, rec.feature_group_count, rec.batch_group_count)
 
 
 def _num_windows(in_size: int, lhs_dilation: int, lo: int, hi: int, k: int, rhs_dilation: int,
@@ -646,19 +771,110 @@ def _num_windows(in_size: int, lhs_dilation: int, lo: int, hi: int, k: int, rhs_
     return (padded_input - dilated_window) // stride + 1
 
 
-def conv_result_shape(lhs_shape: Sequence[int], rhs_shape: Sequence[int], p: ConvParams,
-                      padding: Sequence[tuple[int, int]]) -> list[int]:
-    """(C25) the result shape, in the output layout."""
+def conv_result_shape(lhs_shape: Sequence[int | None], rhs_shape: Sequence[int | None], p: ConvParams,
+                      padding: Sequence[tuple[int, int]] | None) -> list[int | None]:
+    """(C25) the result shape, in the output layout; None for a size a dynamic operand size
+    (or dynamic_conv's padding operand, ``padding`` None) leaves open."""
     d = p.dims
-    out = [0] * len(lhs_shape)
-    out[d.output_batch_dimension] = lhs_shape[d.input_batch_dimension] // p.batch_group_count
+    out: list[int | None] = [None] * len(lhs_shape)
+    nb = lhs_shape[d.input_batch_dimension]
+    out[d.output_batch_dimension] = None if nb is None else nb // p.batch_group_count
     out[d.output_feature_dimension] = rhs_shape[d.kernel_output_feature_dimension]
     for j, od in enumerate(d.output_spatial_dimensions):
-        out[od] = _num_windows(lhs_shape[d.input_spatial_dimensions[j]], p.lhs_dilation[j],
-                               padding[j][0], padding[j][1],
-                               rhs_shape[d.kernel_spatial_dimensions[j]], p.rhs_dilation[j],
-                               p.window_strides[j])
+        n, k = lhs_shape[d.input_spatial_dimensions[j]], rhs_shape[d.kernel_spatial_dimensions[j]]
+        if n is not None and k is not None and padding is not None:
+            out[od] = _num_windows(n, p.lhs_dilation[j], padding[j][0], padding[j][1], k,
+                                   p.rhs_dilation[j], p.window_strides[j])
     return out
+
+
+def check_conv(err: ErrorFn, p: ConvParams, lhs: TensorType, rhs: TensorType,
+               padding_type: TensorType | None) -> None:
+    """(C1-C23) on the operand types and attributes, in the order the result shape needs
+    them; ``padding_type`` is dynamic_conv's padding operand (None for convolution).
+    ``err(label, message)`` builds the error (a VerificationError, or an InferError)."""
+    d = p.dims
+    N = lhs.rank
+    if rhs.rank != N:
+        raise err("C1", f"N = rank(lhs) = rank(rhs) does not hold: rank(lhs) = {N}, "
+                  f"rank(rhs) = {rhs.rank}")
+    s = N - 2
+    for label, name, v in (("C2", "window_strides", p.window_strides),
+                           ("C5", "lhs_dilation", p.lhs_dilation),
+                           ("C7", "rhs_dilation", p.rhs_dilation)):
+        if len(v) != s:
+            raise err(label, f"size({name}) = {len(v)} must be N - 2 = {s}")
+        if any(x <= 0 for x in v):
+            raise err({"C2": "C3", "C5": "C6", "C7": "C8"}[label], f"{name} = {list(v)} must be > 0")
+    if padding_type is not None:
+        pt = padding_type
+        if pt.rank != 2 or not (isinstance(pt.element, ElementType) and pt.element.is_int):
+            raise err("I3", f"padding must be a 2-dimensional tensor of integer type, got {pt}")
+        if not (dims_fit(pt.shape[0], s) and dims_fit(pt.shape[1], 2)):
+            raise err("C4", f"shape(padding) = {list(pt.shape)} must be [N - 2, 2] = [{s}, 2]")
+    else:
+        assert p.padding is not None
+        if len(p.padding) != s:
+            raise err("C4", f"shape(padding) = [{len(p.padding)}, 2] must be [N - 2, 2] = [{s}, 2]")
+    if len(p.window_reversal) != s:
+        raise err("C9", f"size(window_reversal) = {len(p.window_reversal)} must be N - 2 = {s}")
+    fgc, bgc = p.feature_group_count, p.batch_group_count
+    if fgc <= 0:
+        raise err("C21", f"feature_group_count = {fgc} must be > 0")
+    if bgc <= 0:
+        raise err("C22", f"batch_group_count = {bgc} must be > 0")
+    if len(d.input_spatial_dimensions) != s:
+        raise err("C12", f"size(input_spatial_dimensions) = {len(d.input_spatial_dimensions)}"
+                  f" must be N - 2 = {s}")
+    input_dimensions = [d.input_batch_dimension, *d.input_spatial_dimensions, d.input_feature_dimension]
+    if not _is_unique(input_dimensions) or any(not 0 <= x < N for x in input_dimensions):
+        raise err("C13", f"input_dimensions = {input_dimensions} must be unique and in [0, {N})")
+    if len(d.kernel_spatial_dimensions) != s:
+        raise err("C17", f"size(kernel_spatial_dimensions) = "
+                  f"{len(d.kernel_spatial_dimensions)} must be N - 2 = {s}")
+    kernel_dimensions = [*d.kernel_spatial_dimensions, d.kernel_input_feature_dimension,
+                         d.kernel_output_feature_dimension]
+    if not _is_unique(kernel_dimensions) or any(not 0 <= x < N for x in kernel_dimensions):
+        raise err("C18", f"kernel_dimensions = {kernel_dimensions} must be unique and in [0, {N})")
+    if len(d.output_spatial_dimensions) != s:
+        raise err("C19", f"size(output_spatial_dimensions) = "
+                  f"{len(d.output_spatial_dimensions)} must be N - 2 = {s}")
+    output_dimensions = [d.output_batch_dimension, *d.output_spatial_dimensions,
+                         d.output_feature_dimension]
+    if not _is_unique(output_dimensions) or any(not 0 <= x < N for x in output_dimensions):
+        raise err("C20", f"output_dimensions = {output_dimensions} must be unique and in [0, {N})")
+    nb = lhs.shape[d.input_batch_dimension]
+    if nb is not None and nb % bgc:
+        raise err("C10", f"dim(lhs, input_batch_dimension) = {nb} must be a multiple of "
+                  f"batch_group_count = {bgc}")
+    nf = lhs.shape[d.input_feature_dimension]
+    if nf is not None and nf % fgc:
+        raise err("C11", f"dim(lhs, input_feature_dimension) = {nf} must be a multiple of "
+                  f"feature_group_count = {fgc}")
+    ki = rhs.shape[d.kernel_input_feature_dimension]
+    if nf is not None and ki is not None and ki != nf // fgc:
+        raise err("C14", f"dim(rhs, kernel_input_feature_dimension) = {ki} must be "
+                  f"dim(lhs, input_feature_dimension) / feature_group_count = {nf} / {fgc}")
+    ko = rhs.shape[d.kernel_output_feature_dimension]
+    if ko is not None and ko % bgc:
+        raise err("C15", f"dim(rhs, kernel_output_feature_dimension) = {ko} must be a "
+                  f"multiple of batch_group_count = {bgc}")
+    if ko is not None and ko % fgc:
+        raise err("C16", f"dim(rhs, kernel_output_feature_dimension) = {ko} must be a "
+                  f"multiple of feature_group_count = {fgc}")
+    if fgc != 1 and bgc != 1:
+        raise err("C23", f"feature_group_count = {fgc} or batch_group_count = {bgc} must be 1")
+
+
+def infer_conv(rec: ConvAttrs, operand_types: list[Type]) -> list[Inferred]:
+    """The (C25) shape (dynamic_conv: the spatial sizes depend on the padding operand's
+    value, so they are left open); the element type is the declared result's (i8 x i8 ->
+    i32 is allowed, quantized results have their own)."""
+    dynamic = isinstance(rec, DynamicConvAttrs)
+    lhs, rhs, *rest = _operand_tensors(operand_types, 3 if dynamic else 2)
+    p = conv_params(rec)
+    check_conv(InferError, p, lhs, rhs, rest[0] if dynamic else None)
+    return [Partial(tuple(conv_result_shape(lhs.shape, rhs.shape, p, p.padding)))]
 
 
 def _verify_conv(ctx: OpCall) -> None:
@@ -672,82 +888,10 @@ def _verify_conv(ctx: OpCall) -> None:
     res = ctx.result_tensor()
     if isinstance(lhs.element, QuantizedElementType) and lhs.element.is_per_axis:
         raise ctx.error("I1", f"lhs must be a tensor or per-tensor quantized tensor, got {lhs}")
-    p = conv_params(ctx)
+    p = conv_params(ctx.attrs)
     d = p.dims
     N = lhs.rank
-    if rhs.rank != N:
-        raise ctx.error("C1", f"N = rank(lhs) = rank(rhs) does not hold: rank(lhs) = {N}, "
-                        f"rank(rhs) = {rhs.rank}")
-    s = N - 2
-    for label, name, v in (("C2", "window_strides", p.window_strides),
-                           ("C5", "lhs_dilation", p.lhs_dilation),
-                           ("C7", "rhs_dilation", p.rhs_dilation)):
-        if len(v) != s:
-            raise ctx.error(label, f"size({name}) = {len(v)} must be N - 2 = {s}")
-        if any(x <= 0 for x in v):
-            raise ctx.error({"C2": "C3", "C5": "C6", "C7": "C8"}[label],
-                            f"{name} = {list(v)} must be > 0")
-    if dynamic:
-        pt = operand_tensor(ctx, 2, "I3", "padding")
-        if pt.rank != 2 or not (isinstance(pt.element, ElementType) and pt.element.is_int):
-            raise ctx.error("I3", f"padding must be a 2-dimensional tensor of integer type, got {pt}")
-        if not (dims_fit(pt.shape[0], s) and dims_fit(pt.shape[1], 2)):
-            raise ctx.error("C4", f"shape(padding) = {list(pt.shape)} must be [N - 2, 2] = [{s}, 2]")
-    else:
-        assert p.padding is not None
-        if len(p.padding) != s:
-            raise ctx.error("C4", f"shape(padding) = [{len(p.padding)}, 2] must be [N - 2, 2] = "
-                            f"[{s}, 2]")
-    if len(p.window_reversal) != s:
-        raise ctx.error("C9", f"size(window_reversal) = {len(p.window_reversal)} must be N - 2 = {s}")
-    fgc, bgc = p.feature_group_count, p.batch_group_count
-    if fgc <= 0:
-        raise ctx.error("C21", f"feature_group_count = {fgc} must be > 0")
-    if bgc <= 0:
-        raise ctx.error("C22", f"batch_group_count = {bgc} must be > 0")
-    if len(d.input_spatial_dimensions) != s:
-        raise ctx.error("C12", f"size(input_spatial_dimensions) = {len(d.input_spatial_dimensions)}"
-                        f" must be N - 2 = {s}")
-    input_dimensions = [d.input_batch_dimension, *d.input_spatial_dimensions, d.input_feature_dimension]
-    if not _is_unique(input_dimensions) or any(not 0 <= x < N for x in input_dimensions):
-        raise ctx.error("C13", f"input_dimensions = {input_dimensions} must be unique and in [0, {N})")
-    if len(d.kernel_spatial_dimensions) != s:
-        raise ctx.error("C17", f"size(kernel_spatial_dimensions) = "
-                        f"{len(d.kernel_spatial_dimensions)} must be N - 2 = {s}")
-    kernel_dimensions = [*d.kernel_spatial_dimensions, d.kernel_input_feature_dimension,
-                         d.kernel_output_feature_dimension]
-    if not _is_unique(kernel_dimensions) or any(not 0 <= x < N for x in kernel_dimensions):
-        raise ctx.error("C18", f"kernel_dimensions = {kernel_dimensions} must be unique and in "
-                        f"[0, {N})")
-    if len(d.output_spatial_dimensions) != s:
-        raise ctx.error("C19", f"size(output_spatial_dimensions) = "
-                        f"{len(d.output_spatial_dimensions)} must be N - 2 = {s}")
-    output_dimensions = [d.output_batch_dimension, *d.output_spatial_dimensions,
-                         d.output_feature_dimension]
-    if not _is_unique(output_dimensions) or any(not 0 <= x < N for x in output_dimensions):
-        raise ctx.error("C20", f"output_dimensions = {output_dimensions} must be unique and in "
-                        f"[0, {N})")
-    nb = lhs.shape[d.input_batch_dimension]
-    if nb is not None and nb % bgc:
-        raise ctx.error("C10", f"dim(lhs, input_batch_dimension) = {nb} must be a multiple of "
-                        f"batch_group_count = {bgc}")
-    nf = lhs.shape[d.input_feature_dimension]
-    if nf is not None and nf % fgc:
-        raise ctx.error("C11", f"dim(lhs, input_feature_dimension) = {nf} must be a multiple of "
-                        f"feature_group_count = {fgc}")
-    ki = rhs.shape[d.kernel_input_feature_dimension]
-    if nf is not None and ki is not None and ki != nf // fgc:
-        raise ctx.error("C14", f"dim(rhs, kernel_input_feature_dimension) = {ki} must be "
-                        f"dim(lhs, input_feature_dimension) / feature_group_count = {nf} / {fgc}")
-    ko = rhs.shape[d.kernel_output_feature_dimension]
-    if ko is not None and ko % bgc:
-        raise ctx.error("C15", f"dim(rhs, kernel_output_feature_dimension) = {ko} must be a "
-                        f"multiple of batch_group_count = {bgc}")
-    if ko is not None and ko % fgc:
-        raise ctx.error("C16", f"dim(rhs, kernel_output_feature_dimension) = {ko} must be a "
-                        f"multiple of feature_group_count = {fgc}")
-    if fgc != 1 and bgc != 1:
-        raise ctx.error("C23", f"feature_group_count = {fgc} or batch_group_count = {bgc} must be 1")
+    check_conv(ctx.error, p, lhs, rhs, operand_tensor(ctx, 2, "I3", "padding") if dynamic else None)
     _check_precision_config(ctx, "C24")
     if res.rank != N:
         raise ctx.error("C26", f"rank(result) = {res.rank} must be N = {N}")
@@ -900,7 +1044,7 @@ def _conv_evaluate(ctx: OpCall, *inputs: np.ndarray) -> np.ndarray:
     _reject_dynamic(ctx)
     names = ["lhs", "rhs", "padding"][:len(inputs)]
     _check_operands(ctx, list(inputs), names)
-    p = conv_params(ctx)
+    p = conv_params(ctx.attrs)
     padding = _runtime_padding(ctx, p, inputs)
     want = conv_result_shape(inputs[0].shape, inputs[1].shape, p, padding)
     res = ctx.result_tensor()
@@ -966,7 +1110,7 @@ def conv_window(ridx: Sequence[np.ndarray], g: ConvGeometry, p: ConvParams) -> C
 
 def _conv_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanInProvenance:
     lhs, rhs = inputs[0], inputs[1]
-    p = conv_params(ctx)
+    p = conv_params(ctx.attrs)
     padding = _runtime_padding(ctx, p, inputs)
     g = conv_geometry(lhs.shape, rhs.shape, p, padding)
     d = p.dims
@@ -1025,7 +1169,7 @@ def _conv_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: in
         raise ExecutionError(f"result #{result} does not exist (the op has 1 result)")
     lhs, rhs = inputs[0], inputs[1]
     idx = check_index(value_shape(outputs[0]), index, "result #0 index")
-    p = conv_params(ctx)
+    p = conv_params(ctx.attrs)
     padding = _runtime_padding(ctx, p, inputs)
     g = conv_geometry(lhs.shape, rhs.shape, p, padding)
     d = p.dims
@@ -1122,14 +1266,15 @@ def _conv_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: in
 
 
 @op("stablehlo.convolution", aliases=("Conv", "ConvWithGeneralPadding", "ConvGeneralDilated"),
-    verify=_verify_conv, provenance=_conv_provenance, explain=_conv_explain)
+    verify=_verify_conv, attrs=ConvolutionAttrs, infer=infer_conv, family="contraction",
+    provenance=_conv_provenance, explain=_conv_explain)
 def convolution(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """Dot products between windows of the padded, dilated lhs and the kernel."""
     return _conv_evaluate(ctx, lhs, rhs)
 
 
-@op("stablehlo.dynamic_conv", aliases=("DynamicConv",), verify=_verify_conv,
-    provenance=_conv_provenance, explain=_conv_explain)
+@op("stablehlo.dynamic_conv", aliases=("DynamicConv",), verify=_verify_conv, attrs=DynamicConvAttrs,
+    infer=infer_conv, family="contraction", provenance=_conv_provenance, explain=_conv_explain)
 def dynamic_conv(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray, padding: np.ndarray) -> np.ndarray:
     """convolution with the padding taken from the ``padding`` operand's value."""
     return _conv_evaluate(ctx, lhs, rhs, padding)
@@ -1137,8 +1282,8 @@ def dynamic_conv(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray, padding: np.ndar
 
 # --- parameter schemas (hlolab.ops.examples) ------------------------------------------------
 
-def _parse_conv_letters(text: str) -> tuple[ConvDims, list[str]]:
-    """``b01f,01io->b01f`` -> ConvDims and the three lists of letters (ParamError when malformed)."""
+def _parse_conv_letters(text: str) -> ConvDims:
+    """``b01f,01io->b01f`` -> ConvDims (ParamError when malformed)."""
     import re
 
     from hlolab.ops.examples import ParamError
@@ -1154,10 +1299,9 @@ def _parse_conv_letters(text: str) -> tuple[ConvDims, list[str]]:
                          "feature, 0,1,... spatial dims, every letter once)")
     i, k, o = groups
     sp = [str(j) for j in range(n)]
-    dims = ConvDims(i.index("b"), i.index("f"), tuple(i.index(c) for c in sp),
+    return ConvDims(i.index("b"), i.index("f"), tuple(i.index(c) for c in sp),
                     k.index("i"), k.index("o"), tuple(k.index(c) for c in sp),
                     o.index("b"), o.index("f"), tuple(o.index(c) for c in sp))
-    return dims, [list(i), list(k), list(o)]
 
 
 def _conv_example_params(padding_doc: str, padding_default: Any) -> tuple[Any, ...]:
@@ -1179,47 +1323,44 @@ def _conv_example_params(padding_doc: str, padding_default: Any) -> tuple[Any, .
     )
 
 
+def _result_types(infer: Any, rec: Any, operand_types: list[Any], dtype: str,
+                  shape: Any = None) -> list[TensorType]:
+    """A schema-built op's result type: ``dtype`` with the shape ``infer`` fixes (or
+    ``shape()``, computed once ``infer`` accepts the parameters); a placeholder scalar when
+    they admit no result (verification then names the broken constraint). Contractions
+    leave the element type to the declared type, so the schema chooses it."""
+    from hlolab.ops.examples import ttype
+
+    try:
+        inferred = infer(rec, operand_types)
+    except InferError:
+        return [ttype((), dtype)]
+    return [ttype(shape() if shape is not None else t.shape, dtype) for t in inferred]
+
+
 def _conv_example_parts(p: dict[str, Any], padding_operand: bool) -> Any:
     """One convolution (or dynamic_conv, whose padding is a [N - 2, 2] operand (C4)) from ``p``."""
-    from hlolab.ops.examples import (
-        Operand,
-        OpParts,
-        array_i1,
-        array_i64,
-        broadcast_ints,
-        broadcast_pairs,
-        dense_pairs,
-        guess,
-        ttype,
-    )
+    from hlolab.ops.examples import Operand, OpParts, broadcast_ints, broadcast_pairs, ttype
 
-    dims, letters = _parse_conv_letters(p["dimension_numbers"])
+    dims = _parse_conv_letters(p["dimension_numbers"])
     n = len(dims.input_spatial_dimensions)
-    strides = broadcast_ints(p["stride"], n)
     padding = broadcast_pairs(p["padding"], n)
-    lhs_dil = broadcast_ints(p["lhs_dilation"], n)
-    rhs_dil = broadcast_ints(p["rhs_dilation"], n)
-    reversal = tuple(bool(v) for v in broadcast_ints(p["window_reversal"], n))
-
-    def infer() -> list[TensorType]:
-        cp = ConvParams(strides, None if padding_operand else padding, lhs_dil, rhs_dil, reversal, dims,
-                        p["feature_group_count"], p["batch_group_count"])
-        return [ttype(conv_result_shape(p["lhs"], p["rhs"], cp, padding), p["dtype"])]
-    i, k, o = (", ".join(x) for x in letters)
-    attrs = {"window_strides": array_i64(strides),
-             "lhs_dilation": array_i64(lhs_dil), "rhs_dilation": array_i64(rhs_dil),
-             "window_reversal": array_i1(reversal),
-             "dimension_numbers": f"#stablehlo.conv<[{i}]x[{k}]->[{o}]>",
-             "feature_group_count": f"{p['feature_group_count']} : i64",
-             "batch_group_count": f"{p['batch_group_count']} : i64"}
+    fields = {k: getattr(dims, k) for k in CONV_FIELDS} | {
+        "window_strides": broadcast_ints(p["stride"], n),
+        "lhs_dilation": broadcast_ints(p["lhs_dilation"], n),
+        "rhs_dilation": broadcast_ints(p["rhs_dilation"], n),
+        "window_reversal": tuple(bool(v) for v in broadcast_ints(p["window_reversal"], n)),
+        "feature_group_count": p["feature_group_count"], "batch_group_count": p["batch_group_count"]}
+    rec: ConvAttrs = (DynamicConvAttrs(**fields) if padding_operand
+                      else ConvolutionAttrs(padding=padding, **fields))
     operands = [Operand("lhs", ttype(p["lhs"], p["dtype"])),
                 Operand("rhs", ttype(p["rhs"], p["dtype"]), restart=True)]
     if padding_operand:
         pad = np.array(padding, dtype=np.int64).reshape(len(padding), 2)
         operands.append(Operand("padding", ttype(pad.shape, p["padding_dtype"]), pad))
-    else:
-        attrs["padding"] = dense_pairs(padding) if padding else "dense<0> : tensor<0x2xi64>"
-    return OpParts(operands, guess(infer, p["dtype"]), attrs)
+    results = _result_types(infer_conv, rec, [o.type for o in operands], p["dtype"],
+                            lambda: conv_result_shape(p["lhs"], p["rhs"], conv_params(rec), padding))
+    return OpParts(operands, results, rec)
 
 
 def _contraction_schemas() -> None:
@@ -1228,8 +1369,6 @@ def _contraction_schemas() -> None:
         OpParts,
         OpSchema,
         dtype_param,
-        guess,
-        int_list,
         ints_param,
         register_schema,
         shape_param,
@@ -1240,17 +1379,11 @@ def _contraction_schemas() -> None:
             "rhs_contracting_dimensions")
 
     def dot_build(p: dict[str, Any]) -> OpParts:
-        def infer() -> list[TensorType]:
-            d = DotDims(*(p[k] for k in keys))
-            lhs, rhs = p["lhs"], p["rhs"]
-            shape = ([lhs[i] for i in d.lhs_batching_dimensions]
-                     + [lhs[i] for i in d.lhs_result_dimensions(len(lhs))]
-                     + [rhs[i] for i in d.rhs_result_dimensions(len(rhs))])
-            return [ttype(shape, p["dtype"])]
-        dn = ", ".join(f"{k} = {int_list(p[k])}" for k in keys)
-        return OpParts([Operand("lhs", ttype(p["lhs"], p["dtype"])),
-                        Operand("rhs", ttype(p["rhs"], p["dtype"]), restart=True)],
-                       guess(infer, p["dtype"]), {"dot_dimension_numbers": f"#stablehlo.dot<{dn}>"})
+        rec = DotGeneralAttrs(**{k: p[k] for k in keys})
+        operands = [Operand("lhs", ttype(p["lhs"], p["dtype"])),
+                    Operand("rhs", ttype(p["rhs"], p["dtype"]), restart=True)]
+        return OpParts(operands, _result_types(infer_dot_general, rec, [o.type for o in operands],
+                                               p["dtype"]), rec)
 
     register_schema(OpSchema("stablehlo.dot_general", (
         shape_param("lhs", (2, 3), "the left-hand side"),
@@ -1294,7 +1427,6 @@ def _contraction_more_schemas() -> None:
         OpSchema,
         dtype_param,
         enum_param,
-        guess,
         register_schema,
         shape_param,
         ttype,
@@ -1303,15 +1435,12 @@ def _contraction_more_schemas() -> None:
     precisions = ("DEFAULT", "HIGH", "HIGHEST")
 
     def dot_build(p: dict[str, Any]) -> OpParts:
-        def infer() -> list[TensorType]:
-            lhs, rhs = p["lhs"], p["rhs"]
-            if not lhs or not rhs:
-                raise ValueError("dot takes rank-1 or rank-2 operands")
-            return [ttype([*lhs[:-1], *rhs[1:]], p["dtype"])]
-        prec = f"#stablehlo<precision {p['precision_config']}>"
-        return OpParts([Operand("lhs", ttype(p["lhs"], p["dtype"])),
-                        Operand("rhs", ttype(p["rhs"], p["dtype"]), restart=True)],
-                       guess(infer, p["dtype"]), {"precision_config": f"[{prec}, {prec}]"})
+        prec = EnumAttr("stablehlo", "precision", p["precision_config"])
+        rec = DotAttrs(precision_config=ArrayAttr((prec, prec)))
+        operands = [Operand("lhs", ttype(p["lhs"], p["dtype"])),
+                    Operand("rhs", ttype(p["rhs"], p["dtype"]), restart=True)]
+        return OpParts(operands, _result_types(infer_dot, rec, [o.type for o in operands], p["dtype"]),
+                       rec)
 
     register_schema(OpSchema("stablehlo.dot", (
         shape_param("lhs", (2, 3), "the left-hand side: a vector or a matrix"),

@@ -15,8 +15,71 @@ from typing import Any
 
 import numpy as np
 
+from hlolab.ir.attrs import ArrayAttr, DictAttr
+from hlolab.ops.record import (
+    AsDeclared,
+    Attrs,
+    Inferred,
+    Partial,
+    attr,
+    integer,
+    raw,
+    record,
+    same_types,
+    string,
+    symbol,
+    type_admits,
+    unit,
+)
 from hlolab.ops.registry import TOKEN, OpCall, op
-from hlolab.types import TensorType, TokenType
+from hlolab.types import TensorType, TokenType, Type
+
+# --- attribute records and result types ----------------------------------------------------
+
+@record
+class CallAttrs(Attrs):
+    """func.call's attributes (the func dialect's names)."""
+
+    callee: str = attr(symbol("callee"))
+    arg_attrs: ArrayAttr | None = attr(raw("arg_attrs", ArrayAttr, what="an array of dictionaries"),
+                                       default=None)
+    res_attrs: ArrayAttr | None = attr(raw("res_attrs", ArrayAttr, what="an array of dictionaries"),
+                                       default=None)
+    no_inline: bool = attr(unit("no_inline"), default=False)
+
+
+@record
+class CompositeAttrs(Attrs):
+    name: str = attr(string("name"))
+    composite_attributes: DictAttr = attr(raw("composite_attributes", DictAttr, what="a dictionary"),
+                                          default=DictAttr(()))
+    decomposition: str = attr(symbol("decomposition"))
+    version: int = attr(integer("version", "i32"), default=0)
+
+
+TOKEN_RESULT = Partial(check=lambda t: isinstance(t, TokenType), what="!stablehlo.token")
+
+
+def infer_while(a: Attrs, types: list[Type]) -> list[Inferred]:
+    """The results have the operand types (C3)."""
+    return same_types(types)
+
+
+def infer_branches(a: Attrs, types: list[Type]) -> AsDeclared:
+    """if / case: the results are the branches' returns (if C3, case C4), which only the
+    regions fix; verify checks them against the declared types."""
+    return AsDeclared()
+
+
+def infer_call(a: CallAttrs | CompositeAttrs, types: list[Type]) -> AsDeclared:
+    """func.call / composite: the results are the callee's (the decomposition's); only the
+    module's function table fixes them, and the call checks them when it runs."""
+    return AsDeclared()
+
+
+def infer_token(a: Attrs, types: list[Type]) -> list[Inferred]:
+    """after_all / create_token: one token."""
+    return [TOKEN_RESULT]
 
 
 def _scalar(ctx: OpCall, value: Any, what: str) -> Any:
@@ -58,7 +121,8 @@ def _verify_while(ctx: OpCall) -> None:
         raise ctx.error("C3", "result types must equal the operand types")
 
 
-@op("stablehlo.while", aliases=("While",), verify=_verify_while, steps=True)
+@op("stablehlo.while", aliases=("While",), verify=_verify_while, infer=infer_while, family="control",
+    steps=True)
 def while_(ctx: Any, *operands: Any) -> Generator[Any, None, list[Any]]:
     """Run ``body`` while ``cond`` returns true; iterations are numbered from 0."""
     values, defs = list(operands), list(ctx.operand_defs)
@@ -75,15 +139,50 @@ def while_(ctx: Any, *operands: Any) -> Generator[Any, None, list[Any]]:
         ctx.count_step()
 
 
+def _admits_all(got: list[Any], want: list[Any]) -> bool:
+    return len(got) == len(want) and all(type_admits(g, w) for g, w in zip(got, want, strict=True))
+
+
+def _check_branches(ctx: OpCall, names: list[str], labels: tuple[str, str, str]) -> None:
+    """The branches take no arguments and return the same types, which are the result
+    types (``labels``: the spec's three constraints); infer cannot see the regions."""
+    no_args, same, results = labels
+    outs: list[tuple[str, list[Any]]] = []
+    for name, region in zip(names, ctx.op.regions, strict=True):
+        if not region.blocks:
+            continue
+        block = region.entry
+        if block.args:
+            raise ctx.error(no_args, f"input_types({name}) = {_types([a.type for a in block.args])} "
+                            "must be ()")
+        out = _returned(block)
+        if out is not None:
+            outs.append((name, out))
+    if not outs:
+        return
+    first_name, first = outs[0]
+    for name, out in outs[1:]:
+        if not _admits_all(out, first):
+            raise ctx.error(same, f"output_types({name}) = {_types(out)} must equal "
+                            f"output_types({first_name}) = {_types(first)}")
+    if not _admits_all(first, ctx.result_types):
+        raise ctx.error(results, f"type(results...) = {_types(ctx.result_types)} must equal "
+                        f"output_types({first_name}) = {_types(first)}")
+
+
 def _verify_if(ctx: OpCall) -> None:
     if len(ctx.op.regions) != 2:
         raise ctx.error(None, "expects a true branch and a false branch")
+    if len(ctx.operand_types) != 1:
+        raise ctx.error(None, f"expects one pred operand, got {len(ctx.operand_types)}")
     pred = ctx.operand_types[0]
     if not (isinstance(pred, TensorType) and pred.shape == () and str(pred.element) == "i1"):
         raise ctx.error(None, f"pred must be tensor<i1>, got {pred}")
+    _check_branches(ctx, ["true_branch", "false_branch"], ("C1", "C2", "C3"))
 
 
-@op("stablehlo.if", aliases=("Conditional",), verify=_verify_if, steps=True)
+@op("stablehlo.if", aliases=("Conditional",), verify=_verify_if, infer=infer_branches,
+    family="control", steps=True)
 def if_(ctx: Any, pred: np.ndarray) -> Generator[Any, None, list[Any]]:
     """The true branch (region 0) when ``pred``, else the false branch (region 1)."""
     branch = 0 if _scalar(ctx, pred, "pred") else 1
@@ -101,12 +200,15 @@ def _branch_defs(ctx: Any) -> None:
 def _verify_case(ctx: OpCall) -> None:
     if not ctx.op.regions:
         raise ctx.error("C1", "case needs at least one branch")
+    if len(ctx.operand_types) != 1:
+        raise ctx.error(None, f"expects one index operand, got {len(ctx.operand_types)}")
     index = ctx.operand_types[0]
     if not (isinstance(index, TensorType) and index.shape == () and str(index.element) in ("i32", "si32")):
         raise ctx.error(None, f"index must be tensor<i32>, got {index}")
+    _check_branches(ctx, [f"branches[{k}]" for k in range(len(ctx.op.regions))], ("C2", "C3", "C4"))
 
 
-@op("stablehlo.case", verify=_verify_case, steps=True)
+@op("stablehlo.case", verify=_verify_case, infer=infer_branches, family="control", steps=True)
 def case(ctx: Any, index: np.ndarray) -> Generator[Any, None, list[Any]]:
     """Branch ``index``; an index out of [0, N) selects the last branch (spec)."""
     n = len(ctx.op.regions)
@@ -117,18 +219,19 @@ def case(ctx: Any, index: np.ndarray) -> Generator[Any, None, list[Any]]:
     return out
 
 
-@op(("func.call", "call"), aliases=("Call",), steps=True)
+@op(("func.call", "call"), aliases=("Call",), attrs=CallAttrs, infer=infer_call, family="control",
+    steps=True)
 def call(ctx: Any, *args: Any) -> Generator[Any, None, list[Any]]:
     """Call the function named by ``callee``."""
-    out = yield from ctx.call_function(ctx.symbol("callee"), list(args))
+    out = yield from ctx.call_function(ctx.attrs.callee, list(args))
     ctx.result_defs = list(ctx.last_defs)
     return out
 
 
-@op("stablehlo.composite", steps=True)
+@op("stablehlo.composite", attrs=CompositeAttrs, infer=infer_call, family="control", steps=True)
 def composite(ctx: Any, *args: Any) -> Generator[Any, None, list[Any]]:
     """A composite runs its ``decomposition`` function (the spec's semantics)."""
-    out = yield from ctx.call_function(ctx.symbol("decomposition"), list(args))
+    out = yield from ctx.call_function(ctx.attrs.decomposition, list(args))
     ctx.result_defs = list(ctx.last_defs)
     return out
 
@@ -143,13 +246,15 @@ def _verify_tokens(ctx: OpCall) -> None:
         raise ctx.error(None, f"the result must be one token, got {got}")
 
 
-@op("stablehlo.after_all", aliases=("AfterAll",), verify=_verify_tokens)
+@op("stablehlo.after_all", aliases=("AfterAll",), verify=_verify_tokens, infer=infer_token,
+    family="control")
 def after_all(ctx: OpCall, *tokens: Any) -> Any:
     """A token that orders after all input tokens; tokens carry no data."""
     return TOKEN
 
 
-@op("stablehlo.create_token", aliases=("CreateToken",), verify=_verify_tokens)
+@op("stablehlo.create_token", aliases=("CreateToken",), verify=_verify_tokens, infer=infer_token,
+    family="control")
 def create_token(ctx: OpCall) -> Any:
     return TOKEN
 
@@ -201,6 +306,7 @@ def _control_schemas() -> None:
         bool_param,
         dtype_param,
         enum_param,
+        inferred_results,
         int_param,
         register_schema,
         shape_param,
@@ -266,7 +372,9 @@ def _control_schemas() -> None:
             _binary("next_i", "add", "bi", "one", i),
             _binary("next_acc", "add", "ba", "x", t),
             _return(["next_i", "next_acc"], [i, t])])
-        return OpParts([Operand("i", i, np.array(p["start"])), Operand("acc", t)], [i, t],
+        operands = [Operand("i", i, np.array(p["start"])), Operand("acc", t)]
+        return OpParts(operands, inferred_results("stablehlo.while", Attrs(), [o.type for o in operands],
+                                                  p["dtype"]),
                        regions=[cond, body], captures=[Operand("x", t)], index=())
 
     register_schema(OpSchema("stablehlo.while", (

@@ -44,6 +44,8 @@ import numpy as np
 from hlolab.errors import ExecutionError, UnsupportedError
 from hlolab.numerics import float_format, from_bits, round_float64, to_bits
 from hlolab.ops.common import check_value, reject_quantized, shapes_compatible, wrap_int
+from hlolab.ops.elementwise import infer_tensors, same_shape
+from hlolab.ops.record import Attrs, InferError, Inferred, Partial
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import elementwise_explain
 from hlolab.trace.provenance import (
@@ -75,8 +77,6 @@ def tensor_operand(ctx: OpCall, t: Type, what: str, label: str | None = None) ->
     return t
 
 
-
-
 def baseline_key(e: Any) -> tuple:
     """What ``baseline_element_type`` keeps: the type without quantization scales and
     zero points; ``i32`` and ``si32`` are the same type."""
@@ -93,14 +93,10 @@ def count_check(ctx: OpCall, n_operands: int, n_results: int = 1) -> None:
         raise ctx.error(None, f"expects {n_results} result(s), got {len(ctx.result_types)}")
 
 
-
-
 def plain_element(t: Type) -> ElementType:
     """The (non-quantized) element type of a tensor type."""
     assert isinstance(t, TensorType) and isinstance(t.element, ElementType)
     return t.element
-
-
 
 
 # --- element helpers ---------------------------------------------------------------
@@ -108,8 +104,6 @@ def plain_element(t: Type) -> ElementType:
 def _int_wide(x: np.ndarray, et: ElementType) -> np.ndarray:
     """Integer values as int64 (signed) or uint64 (unsigned), exactly."""
     return np.asarray(x).astype(np.int64 if et.is_signed else np.uint64)
-
-
 
 
 def _float_to_int(x: np.ndarray, dst: ElementType) -> np.ndarray:
@@ -205,8 +199,15 @@ def _verify_convert(ctx: OpCall) -> None:
                               f"shape(result) = {list(result.shape)}")
 
 
-@op("stablehlo.convert", aliases=("ConvertElementType",), verify=_verify_convert,
-    provenance=unary_copy_provenance, explain=elementwise_explain, elementwise=True)
+def infer_convert(attrs: Attrs, types: list[Type]) -> list[Inferred]:
+    """The operand's shape (C1); the element type is the declared result's."""
+    (operand,) = infer_tensors(types, ("operand",))
+    return [Partial(operand.shape, None)]
+
+
+@op("stablehlo.convert", aliases=("ConvertElementType",), verify=_verify_convert, infer=infer_convert,
+    family="conversion", provenance=unary_copy_provenance, explain=elementwise_explain,
+    elementwise=True)
 def convert(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """Element-wise conversion to the result's element type (see the module notes)."""
     reject_quantized(ctx)
@@ -222,34 +223,61 @@ def _storage(e: Any) -> ElementType:
     return e.storage if isinstance(e, QuantizedElementType) else e
 
 
-def _verify_bitcast(ctx: OpCall) -> None:
-    count_check(ctx, 1)
-    operand = tensor_operand(ctx, ctx.operand_types[0], "operand", "I1")
-    result = tensor_operand(ctx, ctx.result_types[0], "result")
+def bitcast_problem(operand: TensorType, result: TensorType) -> tuple[str, str] | None:
+    """The constraint (label, message) a bitcast of ``operand`` to ``result`` breaks, or None."""
     e, e2 = _storage(operand.element), _storage(result.element)
     if e.is_complex != e2.is_complex:
-        raise ctx.error("C2", f"operand element type {e} and result element type {e2} must both be "
-                              "complex or both not complex")
+        return "C2", (f"operand element type {e} and result element type {e2} must both be "
+                      "complex or both not complex")
     r, b, b2 = operand.rank, e.bits, e2.bits
     shape, rshape = list(operand.shape), list(result.shape)
     if b2 == b:
         if not shapes_compatible(operand.shape, result.shape):
-            raise ctx.error("C1", f"equal bit widths ({b}) need shape(result) = shape(operand), got "
-                                  f"{rshape} and {shape}")
-        return
+            return "C1", (f"equal bit widths ({b}) need shape(result) = shape(operand), got "
+                          f"{rshape} and {shape}")
+        return None
     if b2 < b:
         ok = (result.rank == r + 1 and shapes_compatible(operand.shape, result.shape[:r])
               and (result.shape[r] is None or result.shape[r] * b2 == b))
         if not ok:
-            raise ctx.error("C1", f"a {b}-bit operand {e} bitcast to {b2}-bit {e2} needs shape "
-                                  f"{shape + [b // b2 if b % b2 == 0 else f'{b}/{b2}']}, got {rshape}")
-        return
+            return "C1", (f"a {b}-bit operand {e} bitcast to {b2}-bit {e2} needs shape "
+                          f"{shape + [b // b2 if b % b2 == 0 else f'{b}/{b2}']}, got {rshape}")
+        return None
     ok = (r >= 1 and result.rank == r - 1 and shapes_compatible(operand.shape[:r - 1], result.shape)
           and (operand.shape[r - 1] is None or operand.shape[r - 1] * b == b2))
     if not ok:
-        raise ctx.error("C1", f"a {b}-bit operand {e} bitcast to {b2}-bit {e2} needs an operand shape "
-                              f"[..., {b2 // b if b2 % b == 0 else f'{b2}/{b}'}] and the result shape "
-                              f"without its last dimension, got operand {shape} and result {rshape}")
+        return "C1", (f"a {b}-bit operand {e} bitcast to {b2}-bit {e2} needs an operand shape "
+                      f"[..., {b2 // b if b2 % b == 0 else f'{b2}/{b}'}] and the result shape "
+                      f"without its last dimension, got operand {shape} and result {rshape}")
+    return None
+
+
+def _verify_bitcast(ctx: OpCall) -> None:
+    count_check(ctx, 1)
+    operand = tensor_operand(ctx, ctx.operand_types[0], "operand", "I1")
+    result = tensor_operand(ctx, ctx.result_types[0], "result")
+    problem = bitcast_problem(operand, result)
+    if problem is not None:
+        raise ctx.error(*problem)
+
+
+def bitcast_shape(shape: tuple[int, ...], b: int, b2: int) -> tuple[int, ...] | None:
+    """(C1) for static shapes: equal widths keep the shape, a narrower result adds a last
+    dim of b / b2, a wider one drops the operand's last dim (which must hold b2 / b
+    elements); None when the widths do not divide so."""
+    if b2 == b:
+        return shape
+    if b2 < b:
+        return (*shape, b // b2) if b % b2 == 0 else None
+    return shape[:-1] if shape and shape[-1] * b == b2 else None
+
+
+def infer_bitcast_convert(attrs: Attrs, types: list[Type]) -> list[Inferred]:
+    """The result's shape follows from its element type's bit width (C1), which only the
+    declared type gives: a Partial that admits what (C1) and (C2) allow."""
+    (operand,) = infer_tensors(types, ("operand",))
+    return [Partial(None, None, what=f"a bitcast of {operand} (C1, C2)",
+                    check=lambda d: isinstance(d, TensorType) and bitcast_problem(operand, d) is None)]
 
 
 def _bit_patterns(x: np.ndarray, et: ElementType) -> np.ndarray:
@@ -316,7 +344,7 @@ def bitcast_provenance(ctx: Any, inputs: list[Any], outputs: list[Any]) -> Prove
 
 
 @op("stablehlo.bitcast_convert", aliases=("BitcastConvertType",), verify=_verify_bitcast,
-    provenance=bitcast_provenance)
+    infer=infer_bitcast_convert, family="conversion", provenance=bitcast_provenance)
 def bitcast_convert(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """The operand's bits read as the result type; the last dimension splits or joins when
     the element bit widths differ."""
@@ -353,8 +381,20 @@ def _verify_complex(ctx: OpCall) -> None:
                               f"got {result.element}")
 
 
-@op("stablehlo.complex", aliases=("Complex",), verify=_verify_complex,
-    provenance=elementwise_provenance, explain=elementwise_explain, elementwise=True)
+def infer_complex(attrs: Attrs, types: list[Type]) -> list[Inferred]:
+    """complex<E> of lhs's E (C3), of lhs's shape (C2)."""
+    lhs, rhs = infer_tensors(types, ("lhs", "rhs"))
+    if lhs.is_quantized or lhs.element.kind != "float" or lhs.dtype not in (_F32_DT, _F64_DT):
+        raise InferError("I1", f"lhs must be a tensor of type f32 or f64, got {lhs}")
+    shape = same_shape([lhs, rhs], ("lhs", "rhs"))
+    if baseline_key(lhs.element) != baseline_key(rhs.element):
+        raise InferError("C1", f"type(lhs) = {lhs} must equal type(rhs) = {rhs}")
+    return [TensorType(shape, element_type(f"complex<{lhs.element}>"))]
+
+
+@op("stablehlo.complex", aliases=("Complex",), verify=_verify_complex, infer=infer_complex,
+    family="conversion", provenance=elementwise_provenance, explain=elementwise_explain,
+    elementwise=True)
 def complex_(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """``(lhs, rhs)`` as ``(real, imaginary)`` pairs; the parts keep their exact bits."""
     check_value(ctx, lhs, ctx.operand_types[0], "lhs")
@@ -383,16 +423,25 @@ def _verify_part(ctx: OpCall) -> None:
                               f"got {result.element}")
 
 
-@op("stablehlo.real", aliases=("Real",), verify=_verify_part, provenance=unary_copy_provenance,
-    explain=elementwise_explain, elementwise=True)
+def infer_part(attrs: Attrs, types: list[Type]) -> list[Inferred]:
+    """The operand's shape (C1); a complex operand's component type, a float operand's own (C2)."""
+    (operand,) = infer_tensors(types, ("operand",))
+    e = operand.element
+    if operand.is_quantized or e.kind not in ("float", "complex"):
+        raise InferError("I1", f"operand must be a tensor of floating-point or complex type, got {operand}")
+    return [TensorType(operand.shape, e.component if e.is_complex else e)]
+
+
+@op("stablehlo.real", aliases=("Real",), verify=_verify_part, infer=infer_part, family="conversion",
+    provenance=unary_copy_provenance, explain=elementwise_explain, elementwise=True)
 def real(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """The real part of complex elements; a float operand is returned unchanged."""
     check_value(ctx, operand, ctx.operand_types[0], "operand")
     return operand.real.copy() if operand.dtype.kind == "c" else operand.copy()
 
 
-@op("stablehlo.imag", aliases=("Imag",), verify=_verify_part, provenance=unary_copy_provenance,
-    explain=elementwise_explain, elementwise=True)
+@op("stablehlo.imag", aliases=("Imag",), verify=_verify_part, infer=infer_part, family="conversion",
+    provenance=unary_copy_provenance, explain=elementwise_explain, elementwise=True)
 def imag(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """The imaginary part of complex elements; zeros for a float operand."""
     check_value(ctx, operand, ctx.operand_types[0], "operand")
@@ -413,30 +462,19 @@ def _conversion_schemas() -> None:
         OpParts,
         OpSchema,
         dtype_param,
-        guess,
         register_schema,
         shape_param,
         ttype,
     )
 
-    def bitcast_shape(shape: tuple[int, ...], src: str, dst: str) -> tuple[int, ...]:
-        """(C1): equal widths keep the shape, a narrower result adds a last dim of
-        b / b', a wider one drops the operand's last dim (which must hold b' / b elements)."""
-        b, b2 = element_type(src).bits, element_type(dst).bits
-        if b2 == b:
-            return shape
-        if b2 < b:
-            if b % b2:
-                raise ValueError(f"{b} bits do not split into {b2}-bit pieces")
-            return (*shape, b // b2)
-        if not shape or shape[-1] * b != b2:
-            raise ValueError(f"the last dim must hold {b2}/{b} elements")
-        return shape[:-1]
-
     def build(p: dict[str, Any]) -> OpParts:
+        # infer leaves the result open (its shape depends on the result's bit width): the
+        # schema knows the result element type, so it computes the shape (C1) itself;
+        # widths that do not fit give a placeholder scalar and verification names (C1)
+        shape = bitcast_shape(p["operand"], element_type(p["dtype"]).bits,
+                              element_type(p["result_dtype"]).bits)
         return OpParts([Operand("operand", ttype(p["operand"], p["dtype"]))],
-                       guess(lambda: [ttype(bitcast_shape(p["operand"], p["dtype"], p["result_dtype"]),
-                                            p["result_dtype"])], p["result_dtype"]))
+                       [ttype(() if shape is None else shape, p["result_dtype"])])
 
     # the spec's operand: the f64 whose bits are 0x0123456789ABCDEF
     spec_operand = np.array(0x0123456789ABCDEF, dtype=np.uint64).view(np.float64)

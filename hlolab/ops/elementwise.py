@@ -39,12 +39,14 @@ becomes whatever ml_dtypes' conversion gives.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from hlolab.errors import ExecutionError, UnsupportedError
 from hlolab.ops.common import reject_quantized, tensor_type, wrap_int
+from hlolab.ops.record import Attrs, InferError, Inferred, Partial
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import elementwise_explain
 from hlolab.trace.provenance import elementwise_provenance
@@ -205,9 +207,120 @@ def _verify_add(ctx: OpCall) -> None:
                             f"must hold, got {sig}")
 
 
+# --- result type inference ------------------------------------------------------
+
+InferFn = Callable[[Attrs, list[Type]], list[Inferred]]
+
+
+def infer_tensors(types: Sequence[Type], names: Sequence[str]) -> list[TensorType]:
+    """The operand types of an op with operands ``names``, each a tensor (the spec's (I*))."""
+    if len(types) != len(names):
+        raise InferError(None, f"expects {len(names)} operand(s) ({', '.join(names)}), got {len(types)}")
+    out: list[TensorType] = []
+    for i, (name, t) in enumerate(zip(names, types, strict=True)):
+        if not isinstance(t, TensorType):
+            raise InferError(f"I{i + 1}", f"{name} must be a tensor, got {t}")
+        out.append(t)
+    return out
+
+
+def joined_shape(shapes: Sequence[Sequence[int | None]]) -> tuple[int | None, ...] | None:
+    """The one shape equal shapes can have: each size where some shape has it static
+    (``?`` where all are dynamic); None when ranks or static sizes differ."""
+    if not shapes or any(len(s) != len(shapes[0]) for s in shapes):
+        return None
+    out: list[int | None] = []
+    for dims in zip(*shapes, strict=True):
+        static = {d for d in dims if d is not None}
+        if len(static) > 1:
+            return None
+        out.append(static.pop() if static else None)
+    return tuple(out)
+
+
+def same_shape(operands: Sequence[TensorType], names: Sequence[str],
+               label: str | None = "C1") -> tuple[int | None, ...]:
+    """``joined_shape`` of the operands, or InferError(``label``) naming them."""
+    shape = joined_shape([t.shape for t in operands])
+    if shape is None:
+        shown = ", ".join(f"shape({n}) = {list(t.shape)}" for n, t in zip(names, operands, strict=True))
+        raise InferError(label, f"{shown} must be equal")
+    return shape
+
+
+def like(t: TensorType, shape: tuple[int | None, ...], element: Any,
+         key: Callable[[Any], tuple]) -> Inferred:
+    """A tensor of ``shape`` and ``element`` (``t``'s encoding kept). A quantized element is
+    only fixed up to its scales and zero points (the spec relates baseline types): a
+    Partial that admits any element with the same ``key``."""
+    if isinstance(element, QuantizedElementType):
+        want = key(element)
+        return Partial(shape, None, what=f"{TensorType(shape, element)} up to scales and zero points",
+                       check=lambda d: isinstance(d, TensorType) and key(d.element) == want)
+    return replace(t, shape=shape, element=element)
+
+
+def _names(n: int) -> tuple[str, ...]:
+    return ("operand",) if n == 1 else ("lhs", "rhs")
+
+
+def infer_same_type(n: int) -> InferFn:
+    """infer of an op whose ``n`` operands and result share one (baseline) type: (C1)."""
+    names = _names(n)
+
+    def infer(attrs: Attrs, types: list[Type]) -> list[Inferred]:
+        operands = infer_tensors(types, names)
+        shape = same_shape(operands, names)
+        first = operands[0]
+        if any(_element_key(t.element) != _element_key(first.element) for t in operands):
+            shown = ", ".join(f"{n} = {t.element}" for n, t in zip(names, operands, strict=True))
+            raise InferError("C1", f"the element types must be equal, got {shown}")
+        return [like(first, shape, first.element, _element_key)]
+
+    return infer
+
+
+_infer_binary = infer_same_type(2)
+
+
+def _infer_abs(attrs: Attrs, types: list[Type]) -> list[Inferred]:
+    (operand,) = infer_tensors(types, ("operand",))
+    e = operand.element
+    # (C2): the modulus of a complex number is its component type
+    want = e.component if isinstance(e, ElementType) and e.is_complex else e
+    return [like(operand, operand.shape, want, _element_key)]
+
+
+def _infer_is_finite(attrs: Attrs, types: list[Type]) -> list[Inferred]:
+    (x,) = infer_tensors(types, ("x",))
+    return [TensorType(x.shape, element_type("i1"))]
+
+
+def _infer_add(attrs: Attrs, types: list[Type]) -> list[Inferred]:
+    """lhs's type; quantized: a quantized tensor with their storage and expressed types
+    (C2-C4), its scales and quantization dimension left to the declared type."""
+    lhs, rhs = infer_tensors(types, ("lhs", "rhs"))
+    e, e2 = lhs.element, rhs.element
+    if not (isinstance(e, QuantizedElementType) or isinstance(e2, QuantizedElementType)):
+        return _infer_binary(attrs, types)
+    shape = same_shape([lhs, rhs], ("lhs", "rhs"))
+    if not (isinstance(e, QuantizedElementType) and isinstance(e2, QuantizedElementType)):
+        raise InferError("C2", f"lhs, rhs and result must all be quantized, got {e} and {e2}")
+    parts = (_element_key(e.storage), _element_key(e.expressed))
+    if parts != (_element_key(e2.storage), _element_key(e2.expressed)):
+        raise InferError("C3", f"lhs and rhs must have the same storage and expressed types, "
+                         f"got {e} and {e2}")
+
+    def admits(d: Any) -> bool:
+        q = getattr(d, "element", None)
+        return isinstance(q, QuantizedElementType) and (
+            _element_key(q.storage), _element_key(q.expressed)) == parts
+
+    return [Partial(shape, None, check=admits, what=f"a quantized tensor of shape "
+                    f"{list(shape)} with storage type {e.storage} and expressed type {e.expressed}")]
+
+
 # --- registration -------------------------------------------------------------
-
-
 
 
 def _check_runtime_shapes(ctx: OpCall, args: Sequence[Any]) -> None:
@@ -218,12 +331,13 @@ def _check_runtime_shapes(ctx: OpCall, args: Sequence[Any]) -> None:
                              f"{', '.join(str(np.shape(a)) for a in args)}", ctx.loc)
 
 
-def elementwise_op(name: str, alias: str, verify: Callable[[OpCall], None],
-                   quantized: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def elementwise_op(name: str, alias: str, verify: Callable[[OpCall], None], quantized: bool = False,
+                   infer: InferFn | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register an element-wise op; ``fn(ctx, *operands)`` computes the values.
 
     ``fn`` may return values in a wider compute type (f32 for bf16 operands):
-    they are rounded once, here, to the result element type.
+    they are rounded once, here, to the result element type. ``infer`` defaults
+    to the operands' common type (``fn``'s operand count).
     """
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -240,8 +354,10 @@ def elementwise_op(name: str, alias: str, verify: Callable[[OpCall], None],
 
         evaluate.__doc__ = fn.__doc__
         evaluate.__name__ = fn.__name__
+        arity = fn.__code__.co_argcount - 1  # the operands after ctx
         op(name, aliases=(alias,), verify=verify, provenance=elementwise_provenance, elementwise=True,
-           explain=elementwise_explain)(evaluate)
+           explain=elementwise_explain, infer=infer or infer_same_type(arity),
+           family="elementwise")(evaluate)
         return evaluate
 
     return deco
@@ -333,7 +449,7 @@ def _per_kind(ctx: OpCall, x: np.ndarray, real: Callable[[np.ndarray], np.ndarra
 # --- arithmetic -------------------------------------------------------------------
 
 
-@elementwise_op("stablehlo.add", "Add", _verify_add)
+@elementwise_op("stablehlo.add", "Add", _verify_add, infer=_infer_add)
 def add(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """lhs + rhs: logical OR for booleans, wrapping for integers, IEEE addition for floats."""
     et = _et(ctx)
@@ -455,7 +571,7 @@ def negate(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     return np.negative(_compute(operand))
 
 
-@elementwise_op("stablehlo.abs", "Abs", _verify_abs)
+@elementwise_op("stablehlo.abs", "Abs", _verify_abs, infer=_infer_abs)
 def abs_(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """|operand|: abs(INT_MIN) = INT_MIN (wraps); the modulus (a real) for complex numbers."""
     et = _et(ctx)
@@ -698,7 +814,8 @@ def atan2(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return np.arctan2(_compute(lhs), _compute(rhs))
 
 
-@elementwise_op("stablehlo.is_finite", "IsFinite", _verify_is_finite, quantized=True)
+@elementwise_op("stablehlo.is_finite", "IsFinite", _verify_is_finite, quantized=True,
+                infer=_infer_is_finite)
 def is_finite(ctx: OpCall, x: np.ndarray) -> np.ndarray:
     """isFinite: neither +Inf, -Inf nor NaN (always true for quantized values)."""
     t = ctx.operand_types[0]

@@ -426,7 +426,7 @@ def inferred_results(op: str, rec: Any, operand_types: Sequence[Any], et: str) -
     placeholder scalar of ``et`` when they admit none (verification then names the
     constraint the parameters break). A result type the op leaves open (``Partial``)
     cannot come from here: such a schema gives its result types itself."""
-    from hlolab.ops.record import InferError, Partial
+    from hlolab.ops.record import AsDeclared, InferError, Partial
     from hlolab.ops.registry import lookup
 
     d = lookup(op)
@@ -435,7 +435,7 @@ def inferred_results(op: str, rec: Any, operand_types: Sequence[Any], et: str) -
         out = d.infer(rec, list(operand_types))
     except InferError:
         return [tensor_type((), et)]
-    if any(isinstance(t, Partial) for t in out):
+    if isinstance(out, AsDeclared) or any(isinstance(t, Partial) for t in out):
         raise RuntimeError(f"{op}: infer leaves a result type open; its schema must give it")
     return list(out)
 
@@ -655,16 +655,18 @@ def _build_elementwise(short: str, spec: _Elementwise, p: dict[str, Any]) -> OpP
         res_et = et[len("complex<"):-1] if et.startswith("complex<") else et
     elif short == "convert":
         res_et = p["result_dtype"]
-    attrs = {}
+    rec: Any = {}  # the element-wise ops but compare have no attributes
     if short == "compare":
-        attrs["comparison_direction"] = f"#stablehlo<comparison_direction {p['comparison_direction']}>"
+        from hlolab.ops.compare import CompareAttrs
+
+        rec = CompareAttrs(comparison_direction=p["comparison_direction"])
     n = int(np.prod(shape, dtype=np.int64))
     if short == "compare":  # against the middle value, so some elements compare true and some false
         operands[1].value = np.full(shape, n // 2)
     if short == "clamp":  # min <= max so the diagram shows clamping on both sides
         operands[0].value = np.full(shape, max(1, n // 4))
         operands[2].value = np.full(shape, max(2, (3 * n) // 4))
-    return OpParts(operands, [ttype(shape, res_et)], attrs)
+    return OpParts(operands, [ttype(shape, res_et)], rec)
 
 
 def valid_starts(indices_shape: Sequence[int], index_vector_dim: int, index_map: Sequence[int],

@@ -54,7 +54,7 @@ def _dn(name: str = "") -> Any:
 
 @record
 class GatherDims(Attrs):
-    """The fields of ``#stablehlo.gather<...>`` (the spec's names): dynamic_gather's record."""
+    """The fields of ``#stablehlo.gather<...>`` (the spec's names)."""
 
     offset_dims: tuple[int, ...] = _dn()
     collapsed_slice_dims: tuple[int, ...] = _dn()
@@ -62,14 +62,22 @@ class GatherDims(Attrs):
     start_indices_batching_dims: tuple[int, ...] = _dn()
     start_index_map: tuple[int, ...] = _dn()
     index_vector_dim: int = _dn()
+
+
+@record
+class DynamicGatherAttrs(GatherDims):
+    """dynamic_gather's attributes (its slice_sizes is an operand)."""
+
     indices_are_sorted: bool = attr(boolean("indices_are_sorted"), default=False)
 
 
 @record
 class GatherAttrs(GatherDims):
-    """gather's attributes: the dimension numbers and ``slice_sizes``."""
+    """gather's attributes: the dimension numbers, ``slice_sizes``, ``indices_are_sorted``
+    (in the IR's order: the flag comes last)."""
 
     slice_sizes: tuple[int, ...] = attr(ints("slice_sizes"))
+    indices_are_sorted: bool = attr(boolean("indices_are_sorted"), default=False)
 
 
 # --- verification ----------------------------------------------------------------------
@@ -296,7 +304,7 @@ def infer_gather(a: GatherAttrs, types: list[Any]) -> list[TensorType | Partial]
     return [_infer(a, types, a.slice_sizes, False)]
 
 
-def infer_dynamic_gather(a: GatherDims, types: list[Any]) -> list[TensorType | Partial]:
+def infer_dynamic_gather(a: DynamicGatherAttrs, types: list[Any]) -> list[TensorType | Partial]:
     return [_infer(a, types, None, True)]
 
 
@@ -607,7 +615,7 @@ def gather(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray) -> np.nd
     return _run(ctx, operand, start_indices, ctx.attrs.slice_sizes)
 
 
-@op("stablehlo.dynamic_gather", verify=_verify_dynamic_gather, attrs=GatherDims,
+@op("stablehlo.dynamic_gather", verify=_verify_dynamic_gather, attrs=DynamicGatherAttrs,
     infer=infer_dynamic_gather, family="indexing", provenance=gather_provenance, explain=gather_explain)
 def dynamic_gather(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray,
                    slice_sizes: np.ndarray) -> np.ndarray:

@@ -62,11 +62,12 @@ import numpy as np
 from hlolab.errors import ExecutionError, NotImplementedOpError
 from hlolab.ops.common import dims_fit, reject_quantized
 from hlolab.ops.conversion import baseline_key, count_check, tensor_operand
+from hlolab.ops.record import Attrs, InferError, Partial, attr, boolean, enum, ints, record
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import Explanation, Step
 from hlolab.trace.fanin import Fan, FanInProvenance, expand
 from hlolab.trace.provenance import check_index, value_shape
-from hlolab.types import ElementType, QuantizedElementType, TensorType
+from hlolab.types import ElementType, QuantizedElementType, TensorType, element_type, is_element_type_name
 
 EXPLAIN_MAX_TERMS = 256  # explain lists at most this many terms as children
 
@@ -125,20 +126,40 @@ def _idx(ix: Sequence[int]) -> str:
     return ", ".join(str(int(i)) for i in ix)
 
 
+def _baseline_like(t: TensorType) -> TensorType | Partial:
+    """A result whose baseline_type is ``t``'s: ``t`` itself, or for a quantized element
+    any quantized type of that baseline (the result's scales and zero points are its own)."""
+    if not isinstance(t.element, QuantizedElementType):
+        return t
+    key = baseline_key(t.element)
+    return Partial(t.shape, None, what=f"a tensor of baseline_type({t})",
+                   check=lambda d: isinstance(d, TensorType) and baseline_key(d.element) == key)
+
+
+def _tensor_arg(types: list[Any], i: int, label: str, what: str) -> TensorType:
+    t = types[i] if i < len(types) else None
+    if not isinstance(t, TensorType):
+        raise InferError(label, f"{what} must be a tensor, got {t}")
+    return t
+
+
 # --- triangular_solve --------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class TriSolveForm:
+TRANSPOSES = ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT")
+
+
+@record
+class TriangularSolveAttrs(Attrs):
     """The attributes, and the canonical system ``M X = B`` they mean.
 
     ``x op(a) = b`` is ``op(a)^T x^T = b^T``, so every case solves ``M X = B`` with
     ``X = x`` (left side) or ``x^T`` (right side), ``M = op(a)`` or ``op(a)^T``.
     """
 
-    left_side: bool
-    lower: bool
-    unit_diagonal: bool
-    transpose_a: str
+    left_side: bool = attr(boolean("left_side"))
+    lower: bool = attr(boolean("lower"))
+    unit_diagonal: bool = attr(boolean("unit_diagonal"))
+    transpose_a: str = attr(enum("transpose_a", "transpose", TRANSPOSES))
 
     @property
     def transposed(self) -> bool:
@@ -163,19 +184,12 @@ class TriSolveForm:
         return op_a if self.left_side else f"transpose({op_a})"
 
 
-def tri_solve_form(ctx: OpCall) -> TriSolveForm:
-    t = ctx.enum("transpose_a", "NO_TRANSPOSE")
-    if t not in ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"):
-        raise ctx.error("I6", f"transpose_a must be NO_TRANSPOSE, TRANSPOSE or ADJOINT, got {t}")
-    return TriSolveForm(ctx.bool("left_side"), ctx.bool("lower"), ctx.bool("unit_diagonal"), t)
-
-
 def _verify_triangular_solve(ctx: OpCall) -> None:
     count_check(ctx, 2)
     a = _float_or_complex(ctx, ctx.operand_types[0], "I1", "a")
     b = _float_or_complex(ctx, ctx.operand_types[1], "I2", "b")
     result = _float_or_complex(ctx, ctx.result_types[0], None, "result")
-    form = tri_solve_form(ctx)
+    form = ctx.attrs
     if baseline_key(a.element) != baseline_key(b.element):
         raise ctx.error("C1", f"baseline_element_type(a) = {a.element} must equal "
                         f"baseline_element_type(b) = {b.element}")
@@ -199,7 +213,13 @@ def _verify_triangular_solve(ctx: OpCall) -> None:
         raise ctx.error("C4", f"baseline_type(b) = {b} must equal baseline_type(result) = {result}")
 
 
-def substitute(a: np.ndarray, b: np.ndarray, form: TriSolveForm) -> np.ndarray:
+def infer_triangular_solve(attrs: TriangularSolveAttrs, types: list[Any]) -> list[TensorType | Partial]:
+    """baseline_type(result) = baseline_type(b) (C4)."""
+    _tensor_arg(types, 0, "I1", "a")
+    return [_baseline_like(_tensor_arg(types, 1, "I2", "b"))]
+
+
+def substitute(a: np.ndarray, b: np.ndarray, form: TriangularSolveAttrs) -> np.ndarray:
     """Solve ``op(a) x = b`` / ``x op(a) = b`` in the dtype of ``a``/``b`` (the work type).
 
     Loops over the m rows in solve order; each step is vectorized over the batch
@@ -227,7 +247,7 @@ class _TriSolveFans:
     """Fans of triangular_solve: x[.., i, j] (of X) reads B[r, j] for the rows r that
     substitution solves up to i, and the triangle of M in rows solved up to i."""
 
-    form: TriSolveForm
+    form: TriangularSolveAttrs
     m: int
 
     def __call__(self, result: int, ridx: tuple[np.ndarray, ...]) -> list[Fan]:
@@ -254,7 +274,7 @@ class _TriSolveFans:
 
 def _triangular_solve_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanInProvenance:
     a = inputs[0]
-    form = tri_solve_form(ctx)
+    form = ctx.attrs
     return FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
                            _TriSolveFans(form, int(a.shape[-1])),
                            schedule="the rows of b in substitution order (forward: 0..i, back: "
@@ -268,7 +288,7 @@ def _explain_triangular_solve(ctx: OpCall, inputs: list[Any], outputs: list[Any]
     if result != 0:
         raise ExecutionError(f"result #{result} does not exist (the op has 1 result)")
     idx = check_index(value_shape(out), index, "result #0 index")
-    form = tri_solve_form(ctx)
+    form = ctx.attrs
     aname, bname = _name(ctx, 0, "a"), _name(ctx, 1, "b")
     batch = idx[:-2]
     p, q = idx[-2:]
@@ -338,11 +358,12 @@ def _explain_triangular_solve(ctx: OpCall, inputs: list[Any], outputs: list[Any]
 
 
 @op("stablehlo.triangular_solve", aliases=("TriangularSolve",), verify=_verify_triangular_solve,
+    attrs=TriangularSolveAttrs, infer=infer_triangular_solve, family="linalg",
     provenance=_triangular_solve_provenance, explain=_explain_triangular_solve)
 def triangular_solve(ctx: OpCall, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """result solves op(a) * result = b (left_side) or result * op(a) = b, batched."""
     _static(ctx)
-    form = tri_solve_form(ctx)
+    form = ctx.attrs
     out = ctx.result_dtype()
     wt = work_dtype(out)
     with np.errstate(all="ignore"):  # a zero pivot gives inf/NaN, as IEEE division does
@@ -355,14 +376,17 @@ def triangular_solve(ctx: OpCall, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
 
 
+@record
+class FftAttrs(Attrs):
+    fft_type: str = attr(enum("fft_type", "fft_type", FFT_TYPES))
+    fft_length: tuple[int, ...] = attr(ints("fft_length"))
+
+
 def _verify_fft(ctx: OpCall) -> None:
     count_check(ctx, 1)
     operand = _float_or_complex(ctx, ctx.operand_types[0], "I1", "operand", quantized_ok=False)
     result = _float_or_complex(ctx, ctx.result_types[0], None, "result", quantized_ok=False)
-    kind = ctx.enum("fft_type")
-    if kind not in FFT_TYPES:
-        raise ctx.error("I2", f"fft_type must be one of {', '.join(FFT_TYPES)}, got {kind}")
-    lengths = ctx.ints("fft_length")
+    kind, lengths = ctx.attrs.fft_type, ctx.attrs.fft_length
     n = len(lengths)
     if n > operand.rank:
         raise ctx.error("C1", f"size(fft_length) = {n} must be <= rank(operand) = {operand.rank}")
@@ -408,6 +432,42 @@ def _verify_fft(ctx: OpCall) -> None:
                         f"{_dims(operand.shape)}")
 
 
+def _complex_of(e: Any) -> ElementType | None:
+    """complex<e> for a float element type (None when there is none, e.g. bf16)."""
+    if not is_element_type_name(f"complex<{e}>"):
+        return None
+    return element_type(f"complex<{e}>")
+
+
+def infer_fft(attrs: FftAttrs, types: list[Any]) -> list[TensorType]:
+    """shape(result) = shape(operand) but the last dim with RFFT (n / 2 + 1) and IRFFT
+    (fft_length[-1]) (C5, C4); the element type by fft_type (C2)."""
+    operand = _tensor_arg(types, 0, "I1", "operand")
+    kind, lengths = attrs.fft_type, attrs.fft_length
+    n = len(lengths)
+    if n > operand.rank:
+        raise InferError("C1", f"size(fft_length) = {n} must be <= rank(operand) = {operand.rank}")
+    if not 1 <= n <= 3:
+        raise InferError("C3", f"1 <= size(fft_length) <= 3 does not hold: fft_length = {list(lengths)}")
+    e = operand.element
+    if not isinstance(e, ElementType) or not (e.is_complex if kind != "RFFT" else e.is_float):
+        want = "a floating-point" if kind == "RFFT" else "a complex"
+        raise InferError("C2", f"fft_type = {kind} needs {want} operand, got {operand}")
+    *batch, last = operand.shape
+    if kind in ("FFT", "IFFT"):
+        return [operand]
+    if kind == "RFFT":
+        c = _complex_of(e)
+        if c is None:
+            raise InferError("C2", f"fft_type = RFFT needs a complex type of the floating-point "
+                             f"semantics of {e}: there is none")
+        return [TensorType((*batch, None if last is None else 0 if last == 0 else last // 2 + 1), c)]
+    # IRFFT: the real result's last dim is fft_length[-1] (C4); verify checks the operand against it (C5)
+    if lengths[-1] < 0:
+        raise InferError("C4", f"the result's last dim would be fft_length[-1] = {lengths[-1]} < 0")
+    return [TensorType((*batch, lengths[-1]), e.component)]
+
+
 def dft(x: np.ndarray, fft_type: str, fft_length: Sequence[int]) -> np.ndarray:
     """The transform over the trailing ``len(fft_length)`` dims in complex128/float64."""
     n = len(fft_length)
@@ -437,7 +497,7 @@ def _fft_fans(n: int, block: tuple[int, ...]):
 
 
 def _fft_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanInProvenance:
-    n = len(ctx.ints("fft_length"))
+    n = len(ctx.attrs.fft_length)
     block = tuple(int(d) for d in inputs[0].shape[-n:])
     return FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
                            _fft_fans(n, block), schedule="row-major over the operand's transformed "
@@ -451,8 +511,8 @@ def _explain_fft(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int
     if result != 0:
         raise ExecutionError(f"result #{result} does not exist (the op has 1 result)")
     idx = check_index(value_shape(out), index, "result #0 index")
-    kind = ctx.enum("fft_type")
-    lengths = [int(v) for v in ctx.ints("fft_length")]
+    kind = ctx.attrs.fft_type
+    lengths = list(ctx.attrs.fft_length)
     n = len(lengths)
     nb = operand.ndim - n
     batch, j = idx[:nb], idx[nb:]
@@ -510,13 +570,12 @@ def _explain_fft(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int
     return Explanation(ctx.op.name, idx, steps, out[idx], notes)
 
 
-@op("stablehlo.fft", aliases=("Fft",), verify=_verify_fft, provenance=_fft_provenance,
-    explain=_explain_fft)
+@op("stablehlo.fft", aliases=("Fft",), verify=_verify_fft, attrs=FftAttrs, infer=infer_fft,
+    family="linalg", provenance=_fft_provenance, explain=_explain_fft)
 def fft(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """result = the (inverse) discrete Fourier transform over the trailing len(fft_length) dims."""
     _static(ctx)
-    kind = ctx.enum("fft_type")
-    lengths = ctx.ints("fft_length")
+    kind, lengths = ctx.attrs.fft_type, ctx.attrs.fft_length
     n = len(lengths)
     rt = ctx.result_tensor()
     if kind in ("FFT", "IFFT") and tuple(operand.shape[-n:]) != tuple(lengths):
@@ -533,11 +592,15 @@ def fft(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
 
 # --- cholesky -----------------------------------------------------------------------------
 
+@record
+class CholeskyAttrs(Attrs):
+    lower: bool = attr(boolean("lower"), default=False)
+
+
 def _verify_cholesky(ctx: OpCall) -> None:
     count_check(ctx, 1)
     a = _float_or_complex(ctx, ctx.operand_types[0], "I1", "a")
     result = _float_or_complex(ctx, ctx.result_types[0], None, "result")
-    ctx.bool("lower", False)
     if not (baseline_key(a.element) == baseline_key(result.element) and a.rank == result.rank
             and all(dims_fit(x, y) for x, y in zip(a.shape, result.shape, strict=True))):
         raise ctx.error("C1", f"baseline_type(a) = {a} must equal baseline_type(result) = {result}")
@@ -545,6 +608,11 @@ def _verify_cholesky(ctx: OpCall) -> None:
         raise ctx.error("C2", f"2 <= rank(a) does not hold: rank(a) = {a.rank}")
     if not dims_fit(a.shape[-2], a.shape[-1]):
         raise ctx.error("C3", f"dim(a, -2) = {a.shape[-2]} must equal dim(a, -1) = {a.shape[-1]}")
+
+
+def infer_cholesky(attrs: CholeskyAttrs, types: list[Any]) -> list[TensorType | Partial]:
+    """baseline_type(result) = baseline_type(a) (C1)."""
+    return [_baseline_like(_tensor_arg(types, 0, "I1", "a"))]
 
 
 def factorize(a: np.ndarray, lower: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -598,7 +666,7 @@ class _CholeskyFans:
 
 def _cholesky_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanInProvenance:
     a = inputs[0]
-    lower = ctx.bool("lower", False)
+    lower = ctx.attrs.lower
     _, first_fail = factorize(a.astype(work_dtype(outputs[0].dtype)), lower)
     return FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
                            _CholeskyFans(lower, int(a.shape[-1]), first_fail),
@@ -612,7 +680,7 @@ def _explain_cholesky(ctx: OpCall, inputs: list[Any], outputs: list[Any], result
     if result != 0:
         raise ExecutionError(f"result #{result} does not exist (the op has 1 result)")
     idx = check_index(value_shape(out), index, "result #0 index")
-    lower = ctx.bool("lower", False)
+    lower = ctx.attrs.lower
     aname = _name(ctx, 0, "a")
     batch = idx[:-2]
     p, q = idx[-2:]
@@ -679,12 +747,12 @@ def _explain_cholesky(ctx: OpCall, inputs: list[Any], outputs: list[Any], result
     return Explanation(ctx.op.name, idx, steps, value, notes)
 
 
-@op("stablehlo.cholesky", aliases=("Cholesky",), verify=_verify_cholesky,
-    provenance=_cholesky_provenance, explain=_explain_cholesky)
+@op("stablehlo.cholesky", aliases=("Cholesky",), verify=_verify_cholesky, attrs=CholeskyAttrs,
+    infer=infer_cholesky, family="linalg", provenance=_cholesky_provenance, explain=_explain_cholesky)
 def cholesky(ctx: OpCall, a: np.ndarray) -> np.ndarray:
     """result = L with a = L L^H (lower) or U with a = U^H U (upper), batched."""
     _static(ctx)
-    lower = ctx.bool("lower", False)
+    lower = ctx.attrs.lower
     out = ctx.result_dtype()
     low, first_fail = factorize(a.astype(work_dtype(out)), lower)
     # XLA:CPU: a NaN pivot anywhere makes the whole matrix of that batch element NaN
@@ -731,11 +799,10 @@ def _linalg_schemas() -> None:
         Operand,
         OpParts,
         OpSchema,
-        array_i64,
         bool_param,
         dtype_param,
         enum_param,
-        guess,
+        inferred_results,
         ints_param,
         register_schema,
         shape_param,
@@ -743,9 +810,10 @@ def _linalg_schemas() -> None:
     )
 
     def chol_build(p: dict[str, Any]) -> OpParts:
-        t = ttype(p["a"], p["dtype"])
-        return OpParts([Operand("a", t, spd_example(p["a"]))], [t],
-                       {"lower": "true" if p["lower"] else "false"})
+        rec = CholeskyAttrs(lower=p["lower"])
+        operands = [Operand("a", ttype(p["a"], p["dtype"]), spd_example(p["a"]))]
+        return OpParts(operands, inferred_results("stablehlo.cholesky", rec, [o.type for o in operands],
+                                                  p["dtype"]), rec)
 
     register_schema(OpSchema("stablehlo.cholesky", (
         shape_param("a", (3, 3), "a batch of square matrices (symmetric positive-definite by default)"),
@@ -757,13 +825,12 @@ def _linalg_schemas() -> None:
         chol_build, doc="Cholesky factor of a batch of Hermitian positive-definite matrices"))
 
     def tri_build(p: dict[str, Any]) -> OpParts:
-        a = ttype(p["a"], p["dtype"])
-        b = ttype(p["b"], p["dtype"])
-        attrs = {"left_side": "true" if p["left_side"] else "false",
-                 "lower": "true" if p["lower"] else "false",
-                 "unit_diagonal": "true" if p["unit_diagonal"] else "false",
-                 "transpose_a": f"#stablehlo<transpose {p['transpose_a']}>"}
-        return OpParts([Operand("a", a, triangular_example(p["a"])), Operand("b", b)], [b], attrs)
+        rec = TriangularSolveAttrs(left_side=p["left_side"], lower=p["lower"],
+                                   unit_diagonal=p["unit_diagonal"], transpose_a=p["transpose_a"])
+        operands = [Operand("a", ttype(p["a"], p["dtype"]), triangular_example(p["a"])),
+                    Operand("b", ttype(p["b"], p["dtype"]))]
+        return OpParts(operands, inferred_results("stablehlo.triangular_solve", rec,
+                                                  [o.type for o in operands], p["dtype"]), rec)
 
     register_schema(OpSchema("stablehlo.triangular_solve", (
         shape_param("a", (3, 3), "a batch of square coefficient matrices (one triangle is read)"),
@@ -782,21 +849,11 @@ def _linalg_schemas() -> None:
         tri_build, doc="solve triangular systems of linear equations, batched"))
 
     def fft_build(p: dict[str, Any]) -> OpParts:
-        kind, lengths, ft = p["fft_type"], p["fft_length"], p["dtype"]
-        ct = f"complex<{ft}>"
-        shape = tuple(p["operand"])
-
-        def infer() -> list[TensorType]:
-            if kind == "RFFT":
-                last = 0 if shape[-1] == 0 else shape[-1] // 2 + 1
-                return [ttype((*shape[:-1], last), ct)]
-            if kind == "IRFFT":
-                return [ttype((*shape[:-1], lengths[-1]), ft)]
-            return [ttype(shape, ct)]
-        return OpParts([Operand("operand", ttype(shape, ft if kind == "RFFT" else ct))],
-                       guess(infer, ft if kind == "IRFFT" else ct),
-                       {"fft_type": f"#stablehlo<fft_type {kind}>",
-                        "fft_length": array_i64(lengths)})
+        kind, ft = p["fft_type"], p["dtype"]
+        rec = FftAttrs(fft_type=kind, fft_length=p["fft_length"])
+        operands = [Operand("operand", ttype(p["operand"], ft if kind == "RFFT" else f"complex<{ft}>"))]
+        return OpParts(operands, inferred_results("stablehlo.fft", rec, [o.type for o in operands],
+                                                  ft if kind == "IRFFT" else f"complex<{ft}>"), rec)
 
     register_schema(OpSchema("stablehlo.fft", (
         shape_param("operand", (2, 4), "shape of the operand; the trailing dims are transformed"),

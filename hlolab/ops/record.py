@@ -482,8 +482,25 @@ class Partial:
 Inferred = Type | Partial
 
 
-def infer_with(infer: Callable[[Any, list[Type]], list[Inferred]], rec: Any, operand_types: list[Type],
-               error: ErrorFn) -> list[Inferred]:
+@dataclass(frozen=True)
+class AsDeclared:
+    """What ``infer`` gives for an op whose operands and attributes do not fix how many
+    results it has (an if or a case has its branches' results, a call its callee's):
+    any number of results, each admitted by ``each``."""
+
+    each: Inferred = Partial()
+
+    def expand(self, n: int) -> list[Inferred]:
+        return [self.each] * n
+
+
+def inferred_for(inferred: list[Inferred] | AsDeclared, declared: Sequence[Type]) -> list[Inferred]:
+    """``infer``'s answer as one entry per declared result (``AsDeclared`` expanded)."""
+    return inferred.expand(len(declared)) if isinstance(inferred, AsDeclared) else list(inferred)
+
+
+def infer_with(infer: Callable[[Any, list[Type]], list[Inferred] | AsDeclared], rec: Any,
+               operand_types: list[Type], error: ErrorFn) -> list[Inferred] | AsDeclared:
     """``infer(rec, operand_types)`` with an InferError turned into ``error(constraint, message)``."""
     try:
         return infer(rec, operand_types)

@@ -68,6 +68,7 @@ from hlolab.ops.common import (
     shapes_compatible,
     wrap_int,
 )
+from hlolab.ops.record import Attrs, InferError, Inferred, Partial, attr, floating, integer, ints, record
 from hlolab.ops.regions import (
     BOOL_UFUNCS,
     INT_UFUNCS,
@@ -87,7 +88,7 @@ from hlolab.trace.provenance import (
     unary_copy_provenance,
     value_shape,
 )
-from hlolab.types import ElementType, QuantizedElementType, TensorType
+from hlolab.types import ElementType, QuantizedElementType, TensorType, Type
 
 EXPLAIN_MAX_ELEMENTS = 256  # explain lists at most this many reduced elements as children
 
@@ -128,6 +129,120 @@ def _ints(xs: Sequence[Any]) -> tuple[int, ...]:
     return tuple(int(x) for x in xs)
 
 
+# --- attribute records and result types ----------------------------------------------------
+
+@record
+class ReduceAttrs(Attrs):
+    dimensions: tuple[int, ...] = attr(ints("dimensions"))
+
+
+@record
+class MapAttrs(Attrs):
+    dimensions: tuple[int, ...] = attr(ints("dimensions"))
+
+
+@record
+class ReducePrecisionAttrs(Attrs):
+    exponent_bits: int = attr(integer("exponent_bits", "i32"))
+    mantissa_bits: int = attr(integer("mantissa_bits", "i32"))
+
+
+@record
+class BatchNormAttrs(Attrs):
+    """The three batch_norm_* ops' attributes."""
+
+    epsilon: float = attr(floating("epsilon", "f32"))
+    feature_index: int = attr(integer("feature_index"))
+
+
+def _tensor_of(t: Any, label: str | None, what: str) -> TensorType:
+    if not isinstance(t, TensorType):
+        raise InferError(label, f"{what} must be a tensor, got {t}")
+    return t
+
+
+def _baseline_of(t: TensorType, shape: Sequence[int | None] | None = None) -> Inferred:
+    """A result type whose baseline_type is ``t``'s (with ``shape``): ``t`` itself, or
+    for a quantized ``t`` its shape and any scales and zero points."""
+    shape = t.shape if shape is None else tuple(shape)
+    e = t.element
+    if not isinstance(e, QuantizedElementType):
+        return TensorType(shape, e)
+    dims = "".join("?x" if d is None else f"{d}x" for d in shape)
+    return Partial(shape, None, check=lambda d: isinstance(d, TensorType)
+                   and same_element(d.element, e, BASELINE),
+                   what=f"tensor<{dims}{e}> up to scales and zero points")
+
+
+def infer_reduce(a: ReduceAttrs, types: list[Type]) -> list[Inferred]:
+    """shape(inputs...) without ``dimensions`` (C7); each element type is the body's
+    Ei (C8), which only the region fixes: left to the declared type (verify checks it)."""
+    n = len(types) // 2
+    if n == 0 or len(types) % 2:
+        raise InferError("C3", f"0 < size(inputs) = size(init_values) does not hold: {len(types)} "
+                         "operands (inputs..., init_values...)")
+    shape = _tensor_of(types[0], "I1", "inputs[0]").shape
+    dims = a.dimensions
+    if any(not 0 <= d < len(shape) for d in dims):
+        raise InferError("C4", f"dimensions = {list(dims)} must be in [0, {len(shape)}) (rank(inputs[0]))")
+    if len(set(dims)) != len(dims):
+        raise InferError("C5", f"dimensions = {list(dims)} must be unique")
+    kept = tuple(x for k, x in enumerate(shape) if k not in dims)
+    return [Partial(kept) for _ in range(n)]
+
+
+def infer_map(a: MapAttrs, types: list[Type]) -> list[Inferred]:
+    """shape(inputs...) (C1); the element type is the computation's result (C4), which
+    only the region fixes: left to the declared type (verify checks it)."""
+    if not types:
+        raise InferError("C2", "0 < size(inputs) = N does not hold: map has no inputs")
+    return [Partial(_tensor_of(types[0], "I1", "inputs[0]").shape)]
+
+
+def infer_reduce_precision(a: ReducePrecisionAttrs, types: list[Type]) -> list[Inferred]:
+    """baseline_type(output) = baseline_type(operand) (C1)."""
+    if len(types) != 1:
+        raise InferError(None, f"reduce_precision takes one operand, got {len(types)}")
+    return [_baseline_of(_tensor_of(types[0], "I1", "operand"))]
+
+
+def _bn_operand(a: BatchNormAttrs, types: list[Type], n: int) -> TensorType:
+    """The operand of a batch_norm op with ``n`` operands, after (C1)."""
+    if len(types) != n:
+        raise InferError(None, f"takes {n} operands, got {len(types)}")
+    operand = _tensor_of(types[0], "I1", "operand")
+    fi = a.feature_index
+    if not 0 <= fi < operand.rank:
+        raise InferError("C1", f"0 <= feature_index < rank(operand) does not hold: feature_index = "
+                         f"{fi}, rank(operand) = {operand.rank}")
+    return operand
+
+
+def infer_batch_norm_inference(a: BatchNormAttrs, types: list[Type]) -> list[Inferred]:
+    """result: baseline_type(operand) (C7)."""
+    return [_baseline_of(_bn_operand(a, types, 5))]
+
+
+def infer_batch_norm_training(a: BatchNormAttrs, types: list[Type]) -> list[Inferred]:
+    """output: baseline_type(operand) (C7); batch_mean, batch_var: dim(operand,
+    feature_index) elements (C5, C6) of the operand's baseline element type (C2)."""
+    operand = _bn_operand(a, types, 3)
+    vec = _baseline_of(operand, (operand.shape[a.feature_index],))
+    return [_baseline_of(operand), vec, vec]
+
+
+def infer_batch_norm_grad(a: BatchNormAttrs, types: list[Type]) -> list[Inferred]:
+    """grad_operand: shape(operand) (C3); grad_scale, grad_offset: shape(scale) (C4) =
+    dim(operand, feature_index) (C5); all of the operand's baseline element type (C2)."""
+    operand = _bn_operand(a, types, 5)
+    size = operand.shape[a.feature_index]
+    scale = types[1]
+    if size is None and isinstance(scale, TensorType) and scale.rank == 1:
+        size = scale.shape[0]  # a dynamic feature dim: scale may still fix it
+    vec = _baseline_of(operand, (size,))
+    return [_baseline_of(operand), vec, vec]
+
+
 # --- reduce: verification -----------------------------------------------------------------
 
 def _reduce_n(ctx: OpCall) -> int:
@@ -136,7 +251,7 @@ def _reduce_n(ctx: OpCall) -> int:
 
 def _verify_reduce(ctx: OpCall) -> None:
     inputs, _ = check_inputs_and_inits(ctx, "C3", "C1", "C2")
-    dims = ctx.ints("dimensions")
+    dims = ctx.attrs.dimensions
     rank = inputs[0].rank
     for d in dims:
         if not 0 <= d < rank:
@@ -241,7 +356,8 @@ def _run_tree(ctx: OpCall, flats: list[np.ndarray], inits: list[np.ndarray]) -> 
     return [np.array(np.broadcast_to(np.asarray(r), rshape)) for r in res[:n]]
 
 
-@op("stablehlo.reduce", aliases=("Reduce",), verify=_verify_reduce,
+@op("stablehlo.reduce", aliases=("Reduce",), verify=_verify_reduce, attrs=ReduceAttrs,
+    infer=infer_reduce, family="reduction",
     provenance=lambda ctx, inputs, outputs: reduce_provenance(ctx, inputs, outputs),
     explain=lambda ctx, inputs, outputs, result, index: reduce_explain(ctx, inputs, outputs,
                                                                        result, index))
@@ -253,7 +369,7 @@ def reduce(ctx: OpCall, *operands: np.ndarray) -> list[np.ndarray]:
     for i, v in enumerate(operands):
         what = f"inputs[{i}]" if i < n else f"init_values[{i - n}]"
         check_value(ctx, v, ctx.operand_types[i], what)
-    dims = ctx.ints("dimensions")
+    dims = ctx.attrs.dimensions
     es = _body_elements(ctx)
     # to_destination_type: Ei may be wider than the inputs (is_promotable)
     flats = [_reduced_last(np.asarray(x).astype(e.dtype, copy=False), dims)
@@ -296,7 +412,7 @@ def reduce_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Fan
     inputs[k][j0, ..., :, ..., jR-1] (``window``), for k = r only when the body combines
     each pair on its own (recognized), else for every input (the body may mix them)."""
     n = _reduce_n(ctx)
-    dims = ctx.ints("dimensions")
+    dims = ctx.attrs.dimensions
     shape = value_shape(inputs[0]) or ()
     rank = len(shape)
     per_output = recognize_binary_each(ctx.op.regions[0]) is not None
@@ -331,7 +447,7 @@ class ReduceProvenance(FanInProvenance):
         reduced dims, with the running accumulated value (a sequential chain: for float
         add/multiply it may round differently from the pairwise evaluation)."""
         n = _reduce_n(call)
-        dims = call.ints("dimensions")
+        dims = call.attrs.dimensions
         shape = tuple(np.asarray(inputs[0]).shape)
         es = _body_elements(call)
         kinds = recognize_binary_each(call.op.regions[0])
@@ -393,7 +509,7 @@ def reduce_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
     if not 0 <= result < len(outputs):
         raise ExecutionError(f"result #{result} does not exist (the op has {len(outputs)} results)")
     idx = check_index(value_shape(outputs[result]), index, f"result #{result} index")
-    dims = ctx.ints("dimensions")
+    dims = ctx.attrs.dimensions
     shape = tuple(inputs[0].shape)
     rank = len(shape)
     kinds = recognize_binary_each(ctx.op.regions[0])
@@ -462,7 +578,7 @@ def _verify_map(ctx: OpCall) -> None:
         if not shapes_compatible(t.shape, rt.shape):
             raise ctx.error("C1", f"shape(inputs...) = shape(result) does not hold: inputs[{i}] is "
                             f"{t}, result is {rt}")
-    dims = ctx.ints("dimensions")
+    dims = ctx.attrs.dimensions
     if list(dims) != list(range(inputs[0].rank)):
         raise ctx.error("C3", f"dimensions = {list(dims)} must be range(rank(inputs[0])) = "
                         f"{list(range(inputs[0].rank))}")
@@ -480,8 +596,8 @@ def _verify_map(ctx: OpCall) -> None:
         raise ctx.error("C4", f"computation must have type {want}, got {have}")
 
 
-@op("stablehlo.map", aliases=("Map",), verify=_verify_map, provenance=elementwise_provenance,
-    explain=elementwise_explain)
+@op("stablehlo.map", aliases=("Map",), verify=_verify_map, attrs=MapAttrs, infer=infer_map,
+    family="reduction", provenance=elementwise_provenance, explain=elementwise_explain)
 def map_(ctx: OpCall, *inputs: np.ndarray) -> np.ndarray:
     """result[result_index] = computation(inputs...[result_index]): one batched region call."""
     reject_quantized(ctx)
@@ -507,8 +623,7 @@ def _verify_reduce_precision(ctx: OpCall) -> None:
                         f"quantized tensor, got {t}")
     if not shapes_compatible(t.shape, r.shape) or not same_element(t.element, r.element, BASELINE):
         raise ctx.error("C1", f"baseline_type(operand) = {t} must equal baseline_type(output) = {r}")
-    e = ctx.int("exponent_bits")
-    m = ctx.int("mantissa_bits")
+    e, m = ctx.attrs.exponent_bits, ctx.attrs.mantissa_bits
     if e < 1:
         raise ctx.error("C2", f"1 <= exponent_bits does not hold: exponent_bits = {e}")
     if m < 0:
@@ -578,6 +693,7 @@ def reduce_precision_values(x: np.ndarray, exponent_bits: int, mantissa_bits: in
 
 
 @op("stablehlo.reduce_precision", aliases=("ReducePrecision",), verify=_verify_reduce_precision,
+    attrs=ReducePrecisionAttrs, infer=infer_reduce_precision, family="reduction",
     provenance=unary_copy_provenance,
     explain=lambda ctx, inputs, outputs, result, index: reduce_precision_explain(
         ctx, inputs, outputs, result, index))
@@ -585,8 +701,8 @@ def reduce_precision(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """operand rounded to a float format with exponent_bits and mantissa_bits and back."""
     reject_quantized(ctx)
     check_value(ctx, operand, ctx.operand_types[0], "operand")
-    mantissa_bits = ctx.int("mantissa_bits")
-    out = reduce_precision_values(operand, ctx.int("exponent_bits"), mantissa_bits)
+    mantissa_bits = ctx.attrs.mantissa_bits
+    out = reduce_precision_values(operand, ctx.attrs.exponent_bits, mantissa_bits)
     if mantissa_bits == 0:  # the spec: no mantissa bits left, a NaN truncates to +-inf (module doc)
         nan = np.isnan(operand.astype(np.float32) if operand.dtype.itemsize < 4 else operand)
         inf = np.where(np.signbit(operand.astype(np.float32) if operand.dtype.itemsize < 4 else operand),
@@ -613,7 +729,7 @@ def reduce_precision_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any],
     x = inputs[0][idx]
     y = outputs[0][idx]
     dt = inputs[0].dtype
-    e, m = ctx.int("exponent_bits"), ctx.int("mantissa_bits")
+    e, m = ctx.attrs.exponent_bits, ctx.attrs.mantissa_bits
     notes = []
     if dt.itemsize == 1:
         notes.append(f"{dt} is reduced in f16 and converted back, as XLA:CPU does")
@@ -651,8 +767,7 @@ def _verify_bn(ctx: OpCall, in_names: Sequence[str], out_names: Sequence[str], f
         if name in feature and t.rank != 1:
             raise ctx.error(None, f"{name} must be a 1-dimensional tensor, got {t}")
     operand = ts["operand"]
-    fi = ctx.int("feature_index")
-    ctx.float("epsilon")
+    fi = ctx.attrs.feature_index
     if not 0 <= fi < operand.rank:
         raise ctx.error("C1", f"0 <= feature_index < rank(operand) does not hold: feature_index = "
                         f"{fi}, rank(operand) = {operand.rank}")
@@ -704,11 +819,11 @@ class _BN:
     """The spec's intermediate values for one batch-norm op, in the compute type."""
 
     def __init__(self, ctx: OpCall, operand: np.ndarray):
-        self.fi = ctx.int("feature_index")
+        self.fi = ctx.attrs.feature_index
         self.dt = operand.dtype
         self.ct = _compute_dtype(self.dt)
         # constant(epsilon, element_type(operand)): the f32 attribute in the element type
-        self.epsilon = np.float32(ctx.float("epsilon")).astype(self.dt).astype(self.ct)
+        self.epsilon = np.float32(ctx.attrs.epsilon).astype(self.dt).astype(self.ct)
         self.rank = operand.ndim
         self.axes = tuple(d for d in range(self.rank) if d != self.fi)
         # divisor = size(operand) / dim(operand, feature_index), in the element type
@@ -748,6 +863,7 @@ def _inference_values(bn: _BN, operand, scale, offset, mean, variance) -> dict[s
 
 
 @op("stablehlo.batch_norm_inference", aliases=("BatchNormInference",), verify=_verify_bn_inference,
+    attrs=BatchNormAttrs, infer=infer_batch_norm_inference, family="reduction",
     provenance=lambda ctx, inputs, outputs: batch_norm_provenance(ctx, inputs, outputs),
     explain=lambda ctx, inputs, outputs, result, index: batch_norm_explain(ctx, inputs, outputs,
                                                                            result, index))
@@ -771,6 +887,7 @@ def _training_values(bn: _BN, operand, scale, offset) -> dict[str, np.ndarray]:
 
 
 @op("stablehlo.batch_norm_training", aliases=("BatchNormTraining",), verify=_verify_bn_training,
+    attrs=BatchNormAttrs, infer=infer_batch_norm_training, family="reduction",
     provenance=lambda ctx, inputs, outputs: batch_norm_provenance(ctx, inputs, outputs),
     explain=lambda ctx, inputs, outputs, result, index: batch_norm_explain(ctx, inputs, outputs,
                                                                            result, index))
@@ -807,6 +924,7 @@ def _grad_values(bn: _BN, operand, scale, mean, variance, grad_output) -> dict[s
 
 
 @op("stablehlo.batch_norm_grad", aliases=("BatchNormGrad",), verify=_verify_bn_grad,
+    attrs=BatchNormAttrs, infer=infer_batch_norm_grad, family="reduction",
     provenance=lambda ctx, inputs, outputs: batch_norm_provenance(ctx, inputs, outputs),
     explain=lambda ctx, inputs, outputs, result, index: batch_norm_explain(ctx, inputs, outputs,
                                                                            result, index))
@@ -856,7 +974,7 @@ def batch_norm_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) ->
     every operand element of feature f (``window``); per-feature results read [f]
     operands (``combine``) and the feature's elements (``window``)."""
     layout = _BN_LAYOUT[ctx.name]
-    fi = ctx.int("feature_index")
+    fi = ctx.attrs.feature_index
     shape = value_shape(inputs[0]) or ()
 
     def fans(result: int, ridx: tuple[np.ndarray, ...]) -> list[Fan]:
@@ -989,13 +1107,11 @@ def _reduction_schemas() -> None:
         OpParts,
         OpSchema,
         Param,
-        array_i64,
         combiner_region,
         dtype_param,
         enum_param,
-        float_attr,
-        guess,
         identity_of,
+        inferred_results,
         int_param,
         ints_param,
         register_schema,
@@ -1010,7 +1126,8 @@ def _reduction_schemas() -> None:
         kept = [n for d, n in enumerate(p["input"]) if d not in p["dimensions"]]
         return OpParts([Operand("input", ttype(p["input"], p["dtype"])),
                         Operand("init_value", ttype((), p["dtype"]), scalar(init, p["dtype"]))],
-                       [ttype(kept, p["dtype"])], {"dimensions": array_i64(p["dimensions"])},
+                       # the result element is the body's: infer leaves it to the schema
+                       [ttype(kept, p["dtype"])], ReduceAttrs(dimensions=p["dimensions"]),
                        [combiner_region(p["body"], p["dtype"])])
 
     register_schema(OpSchema("stablehlo.reduce", (
@@ -1026,8 +1143,9 @@ def _reduction_schemas() -> None:
 
     def map_build(p: dict[str, Any]) -> OpParts:
         t = ttype(p["shape"], p["dtype"])
+        # the result element is the computation's: infer leaves it to the schema
         return OpParts([Operand("input0", t), Operand("input1", t)], [t],
-                       {"dimensions": array_i64(p["dimensions"])}, [combiner_region(p["body"], p["dtype"])])
+                       MapAttrs(dimensions=p["dimensions"]), [combiner_region(p["body"], p["dtype"])])
 
     register_schema(OpSchema("stablehlo.map", (
         shape_param("shape", (2, 3), "shape of both inputs and of the result"),
@@ -1045,9 +1163,9 @@ def _reduction_schemas() -> None:
         n = int(np.prod(p["shape"], dtype=np.int64))
         # thirds: values that no short mantissa holds exactly, so the rounding shows
         value = (1 + np.arange(n, dtype=np.float64) / 3).reshape(p["shape"])
-        return OpParts([Operand("operand", t, value)], [t],
-                       {"exponent_bits": f"{p['exponent_bits']} : i32",
-                        "mantissa_bits": f"{p['mantissa_bits']} : i32"})
+        rec = ReducePrecisionAttrs(exponent_bits=p["exponent_bits"], mantissa_bits=p["mantissa_bits"])
+        return OpParts([Operand("operand", t, value)],
+                       inferred_results("stablehlo.reduce_precision", rec, [t], p["dtype"]), rec)
 
     # the spec's operand bit patterns: +inf, a NaN, the smallest denormal, 0, 65519, 65520
     spec_bits = np.array([0x7FF0000000000000, 0x7FFFFFFFFFFFFFFF, 0x1, 0, 0, 0], dtype=np.uint64)
@@ -1069,8 +1187,11 @@ def _reduction_schemas() -> None:
         shape, fi = p["operand"], p["feature_index"]
         return shape[fi] if 0 <= fi < len(shape) else 1
 
-    def bn_attrs(p: dict[str, Any]) -> dict[str, str]:
-        return {"epsilon": float_attr(p["epsilon"], "f32"), "feature_index": f"{p['feature_index']} : i64"}
+    def bn_attrs(p: dict[str, Any]) -> BatchNormAttrs:
+        eps = float(p["epsilon"])
+        if not np.isfinite(eps):
+            raise ValueError(f"{eps} has no decimal float literal")
+        return BatchNormAttrs(epsilon=eps, feature_index=p["feature_index"])
 
     def per_feature(p: dict[str, Any]) -> dict[str, np.ndarray]:
         """scale, offset, mean, variance values: distinct per feature, variance > 0."""
@@ -1100,9 +1221,11 @@ def _reduction_schemas() -> None:
     def inference_build(p: dict[str, Any]) -> OpParts:
         et, k, v = p["dtype"], features(p), per_feature(p)
         vec = ttype((k,), et)
-        return OpParts([Operand("operand", ttype(p["operand"], et)),
-                        *(Operand(n, vec, v[n]) for n in ("scale", "offset", "mean", "variance"))],
-                       [ttype(p["operand"], et)], bn_attrs(p))
+        operands = [Operand("operand", ttype(p["operand"], et)),
+                    *(Operand(n, vec, v[n]) for n in ("scale", "offset", "mean", "variance"))]
+        rec = bn_attrs(p)
+        return OpParts(operands, inferred_results("stablehlo.batch_norm_inference", rec,
+                                                  [o.type for o in operands], et), rec)
 
     register_schema(OpSchema("stablehlo.batch_norm_inference", bn_params(0.001), {
         "default": {},
@@ -1114,6 +1237,8 @@ def _reduction_schemas() -> None:
     def training_build(p: dict[str, Any]) -> OpParts:
         et, k, v = p["dtype"], features(p), per_feature(p)
         vec = ttype((k,), et)
+        # three results even for a feature_index out of range, so verify names (C1)
+        # (inferred_results would give one placeholder)
         return OpParts([Operand("operand", ttype(p["operand"], et)), Operand("scale", vec, v["scale"]),
                         Operand("offset", vec, v["offset"])],
                        [ttype(p["operand"], et), vec, vec], bn_attrs(p))
@@ -1136,7 +1261,7 @@ def _reduction_schemas() -> None:
         return OpParts([Operand("operand", full), Operand("scale", vec, v["scale"]),
                         Operand("mean", vec, mean), Operand("variance", vec, var),
                         Operand("grad_output", full, grad)],
-                       guess(lambda: [full, vec, vec], et), bn_attrs(p))
+                       [full, vec, vec], bn_attrs(p))  # three results: as batch_norm_training's
 
     register_schema(OpSchema("stablehlo.batch_norm_grad", bn_params(0.001), {
         "default": {},

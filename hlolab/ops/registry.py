@@ -33,18 +33,6 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import SourceLoc, VerificationError
-from hlolab.ir.attrs import (
-    ArrayAttr,
-    BoolAttr,
-    DenseArrayAttr,
-    DenseElementsAttr,
-    EnumAttr,
-    FloatAttr,
-    IntegerAttr,
-    StringAttr,
-    StructAttr,
-    SymbolRefAttr,
-)
 from hlolab.ir.module import Op
 from hlolab.limits import ELEMENT_BUDGET
 from hlolab.ops.record import Attrs, Inferred
@@ -236,64 +224,6 @@ class OpCall:
             self.op.record = rec
         return rec
 
-    _MISSING = object()
-
-    def has(self, key: str) -> bool:
-        return key in self.op.attributes
-
-    def attr(self, key: str, default: Any = _MISSING) -> Any:
-        if key in self.op.attributes:
-            return self.op.attributes[key]
-        if default is OpCall._MISSING:
-            raise self.error(None, f"missing attribute '{key}'")
-        return default
-
-    def _typed(self, key: str, default: Any, what: str,
-               convert: Callable[[Any], Any]) -> Any:
-        """Attribute ``key`` through ``convert`` (None: wrong kind), or ``default``."""
-        a = self.attr(key, default)
-        if a is default and default is not OpCall._MISSING:
-            return default
-        value = convert(a)
-        if value is None:
-            raise self.error(None, f"attribute '{key}' must be {what}, got {a}")
-        return value
-
-    def ints(self, key: str, default: Any = _MISSING) -> tuple[int, ...]:
-        """An integer list attribute (array<i64: ...>, dense<...>, [1, 2])."""
-        return self._typed(key, default, "a list of integers", _as_ints)
-
-    def int(self, key: str, default: Any = _MISSING) -> int:
-        return self._typed(key, default, "an integer", _as_int)
-
-    def float(self, key: str, default: Any = _MISSING) -> float:
-        return self._typed(key, default, "a float", lambda a: float(a.value)
-                           if isinstance(a, (FloatAttr, IntegerAttr)) else None)
-
-    def bool(self, key: str, default: Any = _MISSING) -> bool:
-        return self._typed(key, default, "a bool",
-                           lambda a: a.value if isinstance(a, BoolAttr) else None)
-
-    def enum(self, key: str, default: Any = _MISSING) -> str:
-        """The case of an enum attribute: ``#stablehlo<comparison_direction GT>`` -> "GT"."""
-        return self._typed(key, default, "an enum", lambda a: a.value
-                           if isinstance(a, (EnumAttr, StringAttr)) else None)
-
-    def string(self, key: str, default: Any = _MISSING) -> str:
-        return self._typed(key, default, "a string",
-                           lambda a: a.value if isinstance(a, StringAttr) else None)
-
-    def symbol(self, key: str, default: Any = _MISSING) -> str:
-        return self._typed(key, default, "a symbol", lambda a: a.name if isinstance(a, SymbolRefAttr)
-                           else a.value if isinstance(a, StringAttr) else None)
-
-    def dense(self, key: str, default: Any = _MISSING) -> np.ndarray:
-        return self._typed(key, default, "a dense elements attribute",
-                           lambda a: a.array if isinstance(a, DenseElementsAttr) else None)
-
-    def struct(self, key: str, default: Any = _MISSING) -> StructAttr:
-        return self._typed(key, default, f"a #{key} struct",
-                           lambda a: a if isinstance(a, StructAttr) else None)
 
     # --- regions (the interpreter provides these) ------------------------
     def run_region(self, index: int, args: list[Any]) -> list[Any]:
@@ -306,25 +236,3 @@ class OpCall:
     @property
     def last_defs(self) -> list[Any]:
         raise NotImplementedError("last_defs needs an interpreter")
-
-
-def _as_int(a: Any) -> int | None:
-    if isinstance(a, IntegerAttr):
-        return a.value
-    if isinstance(a, DenseElementsAttr) and a.array.size == 1:
-        return int(a.array.reshape(()))
-    return None
-
-
-def _as_ints(a: Any) -> tuple[int, ...] | None:
-    """Integers of an int-list attribute in any of its spellings (None: not one)."""
-    if isinstance(a, DenseArrayAttr):
-        return tuple(int(v) for v in a.values)
-    if isinstance(a, DenseElementsAttr):
-        return tuple(int(v) for v in np.asarray(a.array).reshape(-1))
-    if isinstance(a, ArrayAttr) and all(isinstance(x, IntegerAttr) for x in a.items):
-        return tuple(x.value for x in a.items)
-    if isinstance(a, tuple) and all(isinstance(x, int) for x in a):
-        return a
-    return None
-

@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import ExecutionError
-from hlolab.ops.common import check_value, dims_fit, per_tensor_type, reject_quantized
+from hlolab.ops.common import check_value, dims_fit, is_promotable, per_tensor_type, reject_quantized
+from hlolab.ops.record import Attrs, InferError, Partial, attr, boolean, member, record
 from hlolab.ops.regions import can_combine_at, check_combiner_types, combine_at, recognize_binary_each
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element
@@ -52,27 +53,23 @@ _INDEX_CAP = 2**62  # start indices beyond this are out of bounds anyway; keeps 
 EXPLAIN_MAX_UPDATES = 32  # explain lists at most this many updates with running values
 
 
-@dataclass(frozen=True)
-class ScatterDims:
-    """The fields of ``#stablehlo.scatter<...>`` (the spec's names)."""
-
-    update_window_dims: tuple[int, ...]
-    inserted_window_dims: tuple[int, ...]
-    input_batching_dims: tuple[int, ...]
-    scatter_indices_batching_dims: tuple[int, ...]
-    scatter_dims_to_operand_dims: tuple[int, ...]
-    index_vector_dim: int
+def _dn(name: str = "") -> Any:
+    return attr(member("scatter_dimension_numbers", "stablehlo.scatter", name))
 
 
-def scatter_dims(ctx: OpCall) -> ScatterDims:
-    s = ctx.struct("scatter_dimension_numbers")
+@record
+class ScatterAttrs(Attrs):
+    """scatter's attributes: the fields of ``#stablehlo.scatter<...>`` and the two
+    promises (the spec's names)."""
 
-    def ints(name: str) -> tuple[int, ...]:
-        return tuple(int(v) for v in (s.get(name) or ()))
-
-    return ScatterDims(ints("update_window_dims"), ints("inserted_window_dims"),
-                       ints("input_batching_dims"), ints("scatter_indices_batching_dims"),
-                       ints("scatter_dims_to_operand_dims"), int(s.get("index_vector_dim") or 0))
+    update_window_dims: tuple[int, ...] = _dn()
+    inserted_window_dims: tuple[int, ...] = _dn()
+    input_batching_dims: tuple[int, ...] = _dn()
+    scatter_indices_batching_dims: tuple[int, ...] = _dn()
+    scatter_dims_to_operand_dims: tuple[int, ...] = _dn()
+    index_vector_dim: int = _dn()
+    indices_are_sorted: bool = attr(boolean("indices_are_sorted"), default=False)
+    unique_indices: bool = attr(boolean("unique_indices"), default=False)
 
 
 def update_scatter_dims_of(updates_rank: int, update_window_dims: Sequence[int]) -> list[int]:
@@ -105,7 +102,7 @@ def _verify_scatter(ctx: OpCall) -> None:
     if not (isinstance(si.element, ElementType) and si.element.is_int):
         raise ctx.error("I2", f"scatter_indices must be a tensor of integer type, got {si}")
     updates = [per_tensor_type(ctx, t, "I3", f"updates[{i}]") for i, t in enumerate(types[n + 1:])]
-    d = scatter_dims(ctx)
+    d = ctx.attrs
     r_in, r_si, r_up = inputs[0].rank, si.rank, updates[0].rank
     shape0 = inputs[0].shape
     for i, t in enumerate(inputs):
@@ -190,12 +187,10 @@ def _verify_scatter(ctx: OpCall) -> None:
         if not same_element(rt.element, es[i]):
             raise ctx.error("C25", f"element_type(results[{i}]) = {rt.element} must be E{i} = {es[i]} "
                             "(the update_computation's element type)")
-    ctx.bool("indices_are_sorted", False)  # must be bools when present
-    ctx.bool("unique_indices", False)
 
 
 def _check_c4(ctx: OpCall, shape0: Sequence[int | None], si: TensorType, upd: TensorType,
-              d: ScatterDims) -> None:
+              d: ScatterAttrs) -> None:
     ivd = d.index_vector_dim
     update_scatter_dim_sizes = [x for k, x in enumerate(si.shape) if k != ivd]
     dropped = set(d.inserted_window_dims) | set(d.input_batching_dims)
@@ -218,6 +213,32 @@ def _check_c4(ctx: OpCall, shape0: Sequence[int | None], si: TensorType, upd: Te
             raise ctx.error("C4", f"dim(updates[0], {dim}) = {x} must be <= the input bound "
                             f"{bound} (update_window_dim_sizes <= shape(inputs[0]) without "
                             f"inserted_window_dims and input_batching_dims; {where})")
+
+
+# --- result type inference ---------------------------------------------------------------
+
+def _promoted_from(e: Any) -> Any:
+    """A check of a declared result type: element Ei with is_promotable(e, Ei) (C25, C23)."""
+    return lambda t: isinstance(t, TensorType) and is_promotable(e, t.element)
+
+
+def infer_scatter(a: ScatterAttrs, types: list[Any]) -> list[TensorType | Partial]:
+    """One result per input with its shape (C24). Its element type is Ei, the
+    update_computation's (C25), which may be wider than the input's (C23:
+    is_promotable): a Partial fixing the shape and admitting those Ei."""
+    if len(types) < 3 or len(types) % 2 == 0:
+        raise InferError("C5", f"0 < size(inputs) = size(updates) does not hold: the op has "
+                         f"{len(types)} operands (inputs..., scatter_indices, updates...)")
+    n = (len(types) - 1) // 2
+    out: list[TensorType | Partial] = []
+    for i, t in enumerate(types[:n]):
+        if not isinstance(t, TensorType):
+            raise InferError("I1", f"inputs[{i}] must be a tensor, got {t}")
+        shape = "x".join("?" if d is None else str(d) for d in t.shape)
+        out.append(Partial(t.shape, None, check=_promoted_from(t.element),
+                           what=f"tensor<{shape}{'x' if shape else ''}E{i}> with "
+                                f"is_promotable({t.element}, E{i})"))
+    return out
 
 
 # --- the index arithmetic --------------------------------------------------------------
@@ -250,7 +271,7 @@ class ScatterPieces:
 
 
 def scatter_index_pieces(update_index: Index, scatter_indices: np.ndarray,
-                         input_shape: Sequence[int], d: ScatterDims,
+                         input_shape: Sequence[int], d: ScatterAttrs,
                          full_grid: bool = False) -> ScatterPieces:
     """result_index (and every piece of it) for update indices, vectorized.
 
@@ -310,7 +331,7 @@ def _one(index: tuple[int, ...]) -> Index:
 
 
 def scatter_targets(scatter_indices: np.ndarray, input_shape: Sequence[int],
-                    updates_shape: Sequence[int], d: ScatterDims) -> np.ndarray:
+                    updates_shape: Sequence[int], d: ScatterAttrs) -> np.ndarray:
     """The flat (row-major) result index every update element lands on, -1 where dropped
     (its result_index is out of bounds); int64, shaped like the updates."""
     ushape = tuple(int(x) for x in updates_shape)
@@ -330,7 +351,7 @@ def scatter_targets(scatter_indices: np.ndarray, input_shape: Sequence[int],
 
 
 def _batch_positions(scatter_shape: Sequence[int], updates_shape: Sequence[int],
-                     d: ScatterDims) -> tuple[tuple[int, ...], np.ndarray]:
+                     d: ScatterAttrs) -> tuple[tuple[int, ...], np.ndarray]:
     """(update_scatter dim sizes, per update element the flat index of its
     update_scatter_index in them): which index vector each update element reads."""
     ivd = d.index_vector_dim
@@ -348,10 +369,6 @@ def _batch_positions(scatter_shape: Sequence[int], updates_shape: Sequence[int],
 
 # --- evaluation ------------------------------------------------------------------------
 
-
-
-
-
 def _split(ctx: OpCall, operands: Sequence[Any]) -> tuple[list[np.ndarray], np.ndarray, list[np.ndarray]]:
     n = _n(ctx)
     return list(operands[:n]), operands[n], list(operands[n + 1:])
@@ -368,7 +385,8 @@ def body_kinds(ctx: OpCall) -> list[str] | None:
     return recognize_binary_each(ctx.op.regions[0])
 
 
-@op("stablehlo.scatter", aliases=("Scatter",), verify=_verify_scatter,
+@op("stablehlo.scatter", aliases=("Scatter",), verify=_verify_scatter, attrs=ScatterAttrs,
+    infer=infer_scatter, family="indexing",
     provenance=lambda ctx, inputs, outputs: scatter_provenance(ctx, inputs, outputs),
     explain=lambda ctx, inputs, outputs, result, index: scatter_explain(ctx, inputs, outputs,
                                                                          result, index))
@@ -385,7 +403,7 @@ def scatter(ctx: OpCall, *operands: np.ndarray) -> list[np.ndarray]:
     es = _elements(ctx)
     # to_destination_type: Ei may be wider than the inputs (is_promotable)
     results = [np.array(x.astype(e.dtype, copy=False), order="C") for x, e in zip(inputs, es, strict=True)]
-    target = scatter_targets(scatter_indices, inputs[0].shape, updates[0].shape, scatter_dims(ctx))
+    target = scatter_targets(scatter_indices, inputs[0].shape, updates[0].shape, ctx.attrs)
     t = target.reshape(-1)
     p = np.flatnonzero(t >= 0)  # application order: row-major over the update elements
     if p.size == 0:
@@ -664,7 +682,7 @@ def _put(out: dict[Any, np.ndarray], key: Any, mask: np.ndarray) -> None:
 
 def scatter_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> ScatterProvenance:
     ins, scatter_indices, updates = _split(ctx, inputs)
-    d = scatter_dims(ctx)
+    d = ctx.attrs
     target = scatter_targets(scatter_indices, ins[0].shape, updates[0].shape, d)
     bshape, bflat = _batch_positions(scatter_indices.shape, updates[0].shape, d)
     return ScatterProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
@@ -677,7 +695,7 @@ def _ints(xs: Sequence[Any]) -> tuple[int, ...]:
     return tuple(int(x) for x in xs)
 
 
-def _index_steps(ctx: OpCall, pieces: ScatterPieces, d: ScatterDims, rank_in: int) -> list[Step]:
+def _index_steps(ctx: OpCall, pieces: ScatterPieces, d: ScatterAttrs, rank_in: int) -> list[Step]:
     si_name = ctx.op.operands[_n(ctx)].name if ctx.op.operands else "scatter_indices"
     positions = ", ".join(str(_ints(p)) for p in pieces.start_positions)
     roles_w = {x: ("inserted_window_dim" if x in d.inserted_window_dims else
@@ -734,7 +752,7 @@ def scatter_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: 
     if not 0 <= result < len(outputs):
         raise ExecutionError(f"result #{result} does not exist (the op has {len(outputs)} results)")
     idx = check_index(value_shape(outputs[result]), index, f"result #{result} index")
-    d = scatter_dims(ctx)
+    d = ctx.attrs
     es = _elements(ctx)
     kinds = body_kinds(ctx)
     prov = scatter_provenance(ctx, inputs, outputs)
@@ -798,7 +816,6 @@ def _scatter_schema() -> None:
         combiner_region,
         dtype_param,
         enum_param,
-        int_list,
         int_param,
         ints_param,
         register_schema,
@@ -814,20 +831,19 @@ def _scatter_schema() -> None:
         return [1 if d in dropped else next(sizes, 1) for d in range(len(p["input"]))]
 
     def build(p: dict[str, Any]) -> OpParts:
-        keys = ("update_window_dims", "inserted_window_dims", "input_batching_dims",
-                "scatter_indices_batching_dims", "scatter_dims_to_operand_dims")
-        dn = ", ".join(f"{k} = {int_list(p[k])}" for k in keys)
-        attrs = {"scatter_dimension_numbers":
-                 f"#stablehlo.scatter<{dn}, index_vector_dim = {p['index_vector_dim']}>",
-                 "indices_are_sorted": "true" if p["indices_are_sorted"] else "false",
-                 "unique_indices": "true" if p["unique_indices"] else "false"}
+        rec = ScatterAttrs(**{k: p[k] for k in (
+            "update_window_dims", "inserted_window_dims", "input_batching_dims",
+            "scatter_indices_batching_dims", "scatter_dims_to_operand_dims", "index_vector_dim",
+            "indices_are_sorted", "unique_indices")})
         starts = valid_starts(p["scatter_indices"], p["index_vector_dim"], p["scatter_dims_to_operand_dims"],
                               p["input"], window_sizes(p))
         input_type = ttype(p["input"], p["dtype"])
+        # the body's element type is the input's, so the result type is the input's too
+        # (infer leaves Ei open: a wider body would widen it)
         return OpParts([Operand("input", input_type),
                         Operand("scatter_indices", ttype(p["scatter_indices"], p["index_dtype"]), starts),
                         Operand("updates", ttype(p["updates"], p["dtype"]))],
-                       [input_type], attrs, [combiner_region(p["body"], p["dtype"])])
+                       [input_type], rec, [combiner_region(p["body"], p["dtype"])])
 
     params = (
         shape_param("input", (3, 4), "the tensor updated"),

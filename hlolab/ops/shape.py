@@ -2,8 +2,11 @@
 broadcast_in_dim, slice, concatenate, reverse, pad, tuple, get_tuple_element,
 optimization_barrier.
 
-Each op follows its spec section: ``verify`` checks every constraint (naming
-its ``(Cn)``), ``evaluate`` is vectorized numpy, and one index-arithmetic
+Each op follows its spec section: an attribute record with the spec's field
+names, ``infer`` for the result type (a ``Partial`` where the declared type
+gives the shape: reshape, broadcast_in_dim, iota), ``verify`` checks every
+constraint (naming its ``(Cn)``; a check both need is written once and told
+how to report, ``Err``), ``evaluate`` is vectorized numpy, and one index-arithmetic
 function per op (``*_operand_index``, written with the spec's names) serves
 both the provenance index maps (applied to whole ``np.indices`` grids) and
 ``explain`` (applied to one index).
@@ -15,7 +18,8 @@ must quantize its index, is the exception and says so).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +27,19 @@ import numpy as np
 from hlolab.errors import ExecutionError, NotImplementedOpError
 from hlolab.ir.attrs import DenseElementsAttr
 from hlolab.numerics import round_float64
-from hlolab.ops.common import same_element, shapes_compatible, tensor_type
+from hlolab.ops.common import dims_fit, same_element, shapes_compatible, tensor_type
+from hlolab.ops.record import (
+    Attrs,
+    InferError,
+    Inferred,
+    Partial,
+    attr,
+    integer,
+    ints,
+    raw,
+    record,
+    same_types,
+)
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.explain import Explanation, Step
 from hlolab.trace.provenance import (
@@ -77,6 +93,21 @@ def _result(ctx: OpCall, what: str = "result", per_tensor_only: bool = False) ->
     if len(ctx.result_types) != 1:
         raise ctx.error(None, f"expects one result, got {len(ctx.result_types)}")
     return tensor_type(ctx, ctx.result_types[0], None, what, per_tensor_only)
+
+
+# A constraint check shared by verify (ctx.error) and infer (InferError): err(label, message)
+Err = Callable[[str | None, str], Exception]
+
+
+def _input(types: Sequence[Any], i: int, label: str, what: str,
+           per_tensor_only: bool = False) -> TensorType:
+    """Operand ``i`` of ``infer``'s operand types as a TensorType, else an InferError."""
+    t = types[i] if i < len(types) else None
+    if not isinstance(t, TensorType):
+        raise InferError(label, f"{what} must be a tensor, got {t}")
+    if per_tensor_only and _per_axis(t):
+        raise InferError(label, f"{what} must be a tensor or per-tensor quantized tensor, got {t}")
+    return t
 
 
 def _prod(dims: Sequence[int | None]) -> int | None:
@@ -140,18 +171,35 @@ def _result_index(outputs: list[Any], result: int, index: tuple) -> tuple[int, .
 
 # --- constant ------------------------------------------------------------------------
 
-def _verify_constant(ctx: OpCall) -> None:
-    out = _result(ctx, "output")
-    value = ctx.attr("value")
-    if not isinstance(value, DenseElementsAttr):
-        raise NotImplementedOpError(ctx.name, ctx.loc, f"constant value {value} is not a dense<...> "
-                                    "literal")
-    vt = value.type
-    # a quantized constant is written with its storage type (as MLIR accepts it)
+@record
+class ConstantAttrs(Attrs):
+    value: DenseElementsAttr = attr(raw("value", DenseElementsAttr, what="a dense<...> literal"))
+
+
+def _constant_fits(vt: TensorType, out: Any) -> bool:
+    """(C1) type(value) = type(output); a quantized output may also be written with
+    its storage type as the value's (as MLIR accepts it)."""
+    if not isinstance(out, TensorType):
+        return False
     storage = out.element.storage if isinstance(out.element, QuantizedElementType) else None
     elem_ok = same_element(vt.element, out.element) or (storage is not None
                                                         and same_element(vt.element, storage))
-    if not (shapes_compatible(vt.shape, out.shape) and elem_ok):
+    return shapes_compatible(vt.shape, out.shape) and elem_ok
+
+
+def infer_constant(a: ConstantAttrs, types: list[Any]) -> list[Inferred]:
+    vt = a.value.type
+    if isinstance(vt.element, ElementType) and vt.element.is_int:
+        # integer values may be the storage of a quantized output: that needs the declared type
+        return [Partial(vt.shape, check=lambda t: _constant_fits(vt, t),
+                        what=f"{vt} (or a quantized tensor stored as {vt.element})")]
+    return [vt]
+
+
+def _verify_constant(ctx: OpCall) -> None:
+    out = _result(ctx, "output")
+    vt = ctx.attrs.value.type
+    if not _constant_fits(vt, out):
         raise ctx.error("C1", f"type(value) = {vt} must equal type(output) = {out}")
 
 
@@ -164,14 +212,13 @@ def _explain_constant(ctx: OpCall, inputs: list[Any], outputs: list[Any], result
 
 
 @op("stablehlo.constant", aliases=("Constant", "ConstantLiteral"), verify=_verify_constant,
-    provenance=_no_links, explain=_explain_constant, elementwise=True)
-
-
+    attrs=ConstantAttrs, infer=infer_constant, family="shape", provenance=_no_links,
+    explain=_explain_constant, elementwise=True)
 def constant(ctx: OpCall) -> np.ndarray:
     """output = value."""
     out = ctx.result_tensor(0)
     shape = _static(out)
-    arr = np.asarray(ctx.attr("value").array)
+    arr = np.asarray(ctx.attrs.value.array)
     if arr.dtype != out.dtype:
         raise ExecutionError(f"constant value has dtype {arr.dtype}, the output needs {out.dtype}",
                              ctx.loc)
@@ -184,13 +231,34 @@ def constant(ctx: OpCall) -> np.ndarray:
 
 # --- iota ----------------------------------------------------------------------------
 
+@record
+class IotaAttrs(Attrs):
+    iota_dimension: int = attr(integer("iota_dimension"))
+
+
+def _iota_element(e: Any) -> bool:
+    """An integer, floating-point or complex type, or per-tensor quantized."""
+    if isinstance(e, QuantizedElementType):
+        return not e.is_per_axis
+    return isinstance(e, ElementType) and e.kind in ("sint", "uint", "float", "complex")
+
+
+def infer_iota(a: IotaAttrs, types: list[Any]) -> list[Inferred]:
+    """The output type is the declared one: its rank must hold iota_dimension (C1)."""
+    d = a.iota_dimension
+    if d < 0:
+        raise InferError("C1", f"iota_dimension = {d} must be >= 0")
+    return [Partial(check=lambda t: isinstance(t, TensorType) and t.rank > d and _iota_element(t.element),
+                    what=f"a tensor of rank > {d} of integer, floating-point or complex type or a "
+                    "per-tensor quantized tensor")]
+
+
 def _verify_iota(ctx: OpCall) -> None:
     out = _result(ctx, "output", per_tensor_only=True)
-    e = out.element
-    if isinstance(e, ElementType) and e.kind not in ("sint", "uint", "float", "complex"):
+    if not _iota_element(out.element):
         raise ctx.error(None, f"output must be a tensor of integer, floating-point or complex type "
                         f"or a per-tensor quantized tensor, got {out}")
-    d = ctx.int("iota_dimension")
+    d = ctx.attrs.iota_dimension
     if not 0 <= d < out.rank:
         raise ctx.error("C1", f"iota_dimension = {d} must be in [0, {out.rank}) (rank(output))")
 
@@ -209,7 +277,7 @@ def _index_to_element(index: np.ndarray, e: ElementType) -> np.ndarray:
 def _explain_iota(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                   index: tuple) -> Explanation:
     idx = _result_index(outputs, result, index)
-    d = ctx.int("iota_dimension")
+    d = ctx.attrs.iota_dimension
     value = outputs[0][idx]
     steps = [Step("output_index[iota_dimension]", f"output_index[{d}]", idx[d],
                   dim_roles={d: "iota_dimension"}),
@@ -217,10 +285,8 @@ def _explain_iota(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: in
     return Explanation(ctx.op.name, idx, steps, value, ["iota reads no input"], 0)
 
 
-@op("stablehlo.iota", aliases=("Iota",), verify=_verify_iota,
-    provenance=_no_links, explain=_explain_iota)
-
-
+@op("stablehlo.iota", aliases=("Iota",), verify=_verify_iota, attrs=IotaAttrs, infer=infer_iota,
+    family="shape", provenance=_no_links, explain=_explain_iota)
 def iota(ctx: OpCall) -> np.ndarray:
     """output[output_index] = constant(output_index[iota_dimension], element_type(output))."""
     out = ctx.result_tensor(0)
@@ -228,43 +294,73 @@ def iota(ctx: OpCall) -> np.ndarray:
         raise NotImplementedOpError(ctx.name, ctx.loc, f"quantized output {out}: quantizing the index "
                                     "is not supported yet")
     shape = _static(out)
-    d = ctx.int("iota_dimension")
+    d = ctx.attrs.iota_dimension
     values = _index_to_element(np.arange(shape[d], dtype=np.int64), out.element)
     along = [1] * len(shape)
     along[d] = shape[d]
     return np.broadcast_to(values.reshape(along), shape).copy()
 
 
-def _check_element_c1(ctx: OpCall, operand: TensorType, result: TensorType) -> None:
+def _c1_element_error(operand: TensorType, result: TensorType) -> tuple[str, str] | None:
     """(C1) of reshape/transpose: same element type (per-axis: up to the axis)."""
     if _per_axis(operand):  # only the quantization dimension may differ
         ok = _per_axis(result) and same_element(operand.element, result.element, ignore=("axis",))
     else:
         ok = same_element(operand.element, result.element)
-    if not ok:
-        raise ctx.error("C1", f"element_type(result) = {result.element} must be "
-                        f"element_type(operand) = {operand.element}")
+    if ok:
+        return None
+    return "C1", (f"element_type(result) = {result.element} must be "
+                  f"element_type(operand) = {operand.element}")
+
+
+def _check_element_c1(ctx: OpCall, operand: TensorType, result: TensorType) -> None:
+    bad = _c1_element_error(operand, result)
+    if bad:
+        raise ctx.error(*bad)
 
 
 # --- reshape -------------------------------------------------------------------------
 
-def _verify_reshape(ctx: OpCall) -> None:
-    operand, result = _operand(ctx), _result(ctx)
-    _check_element_c1(ctx, operand, result)
+def _reshape_error(operand: TensorType, result: TensorType) -> tuple[str | None, str] | None:
+    """The first of (C1)-(C3) ``result`` breaks, as (label, message); the result type is
+    the declared one, so infer and verify both ask this."""
+    bad = _c1_element_error(operand, result)
+    if bad:
+        return bad
     n_op, n_res = _prod(operand.shape), _prod(result.shape)
     if n_op is not None and n_res is not None and n_op != n_res:
-        raise ctx.error("C2", f"size(operand) = {n_op} must equal size(result) = {n_res} "
-                        f"({operand} vs {result})")
-    if _per_axis(operand):
-        qo, qr = _qdim(ctx, operand), _qdim(ctx, result)
-        parts = [(operand.shape[:qo], result.shape[:qr], "dims before quantization_dimension"),
-                 ((operand.shape[qo],), (result.shape[qr],), "dim at quantization_dimension"),
-                 (operand.shape[qo + 1:], result.shape[qr + 1:], "dims after quantization_dimension")]
-        for a, b, what in parts:
-            pa, pb = _prod(a), _prod(b)
-            if pa is not None and pb is not None and pa != pb:
-                raise ctx.error("C3", f"product of operand {what} ({pa}) must equal that of the "
-                                f"result ({pb})")
+        return "C2", (f"size(operand) = {n_op} must equal size(result) = {n_res} "
+                      f"({operand} vs {result})")
+    if not _per_axis(operand):
+        return None
+    for t in (operand, result):
+        if not 0 <= t.element.axis < t.rank:
+            return None, f"quantization_dimension {t.element.axis} is out of range for {t}"
+    qo, qr = operand.element.axis, result.element.axis
+    parts = [(operand.shape[:qo], result.shape[:qr], "dims before quantization_dimension"),
+             ((operand.shape[qo],), (result.shape[qr],), "dim at quantization_dimension"),
+             (operand.shape[qo + 1:], result.shape[qr + 1:], "dims after quantization_dimension")]
+    for a, b, what in parts:
+        pa, pb = _prod(a), _prod(b)
+        if pa is not None and pb is not None and pa != pb:
+            return "C3", f"product of operand {what} ({pa}) must equal that of the result ({pb})"
+    return None
+
+
+def infer_reshape(a: Attrs, types: list[Any]) -> list[Inferred]:
+    """The shape is the declared one; (C1)-(C3) say which declared types fit."""
+    operand = _input(types, 0, "I1", "operand")
+    n = _prod(operand.shape)
+    return [Partial(None, None if _per_axis(operand) else operand.element,
+                    check=lambda t: isinstance(t, TensorType) and _reshape_error(operand, t) is None,
+                    what=f"a tensor of {'?' if n is None else n} elements of {operand.element}")]
+
+
+def _verify_reshape(ctx: OpCall) -> None:
+    operand, result = _operand(ctx), _result(ctx)
+    bad = _reshape_error(operand, result)
+    if bad:
+        raise ctx.error(*bad)
 
 
 def _prov_reshape(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
@@ -286,10 +382,8 @@ def _explain_reshape(ctx: OpCall, inputs: list[Any], outputs: list[Any], result:
     return _copy_explain(ctx, inputs, outputs, idx, steps, 0, operand_index)
 
 
-@op("stablehlo.reshape", aliases=("Reshape",), verify=_verify_reshape,
-    provenance=_prov_reshape, explain=_explain_reshape)
-
-
+@op("stablehlo.reshape", aliases=("Reshape",), verify=_verify_reshape, infer=infer_reshape,
+    family="shape", provenance=_prov_reshape, explain=_explain_reshape)
 def reshape(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """Same row-major order of elements, new shape."""
     return operand.reshape(_static(ctx.result_tensor(0))).copy()
@@ -297,14 +391,35 @@ def reshape(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
 
 # --- transpose -----------------------------------------------------------------------
 
+@record
+class TransposeAttrs(Attrs):
+    permutation: tuple[int, ...] = attr(ints("permutation"))
+
+
+def _transpose_shape(err: Err, operand: TensorType, perm: Sequence[int]) -> tuple[int | None, ...]:
+    """(C3) dim(operand, permutation...), once (C2) holds."""
+    if sorted(perm) != list(range(operand.rank)):
+        raise err("C2", f"permutation = {list(perm)} must be a permutation of "
+                  f"range({operand.rank}) (rank(operand))")
+    return tuple(operand.shape[p] for p in perm)
+
+
+def infer_transpose(a: TransposeAttrs, types: list[Any]) -> list[Inferred]:
+    operand = _input(types, 0, "I1", "operand")
+    shape = _transpose_shape(InferError, operand, a.permutation)
+    e = operand.element
+    if _per_axis(operand):  # (C4): the quantization dimension moves with its dim
+        if not 0 <= e.axis < operand.rank:
+            raise InferError(None, f"quantization_dimension {e.axis} is out of range for {operand}")
+        e = dataclasses.replace(e, axis=a.permutation.index(e.axis))
+    return [TensorType(shape, e)]
+
+
 def _verify_transpose(ctx: OpCall) -> None:
     operand, result = _operand(ctx), _result(ctx)
     _check_element_c1(ctx, operand, result)
-    perm = ctx.ints("permutation")
-    if sorted(perm) != list(range(operand.rank)):
-        raise ctx.error("C2", f"permutation = {list(perm)} must be a permutation of "
-                        f"range({operand.rank}) (rank(operand))")
-    want = tuple(operand.shape[p] for p in perm)
+    perm = ctx.attrs.permutation
+    want = _transpose_shape(ctx.error, operand, perm)
     if not shapes_compatible(result.shape, want):
         raise ctx.error("C3", f"shape(result) = {list(result.shape)} must be dim(operand, "
                         f"permutation...) = {list(want)}")
@@ -326,14 +441,14 @@ def transpose_operand_index(result_index: Index, permutation: Sequence[int]) -> 
 
 def _prov_transpose(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
     shape = outputs[0].shape
-    oi = transpose_operand_index(_indices(shape), ctx.ints("permutation"))
+    oi = transpose_operand_index(_indices(shape), ctx.attrs.permutation)
     return _copy_map(inputs, outputs, [index_link(0, "copy", inputs[0].shape, oi, result_shape=shape)])
 
 
 def _explain_transpose(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                        index: tuple) -> Explanation:
     idx = _result_index(outputs, result, index)
-    perm = ctx.ints("permutation")
+    perm = ctx.attrs.permutation
     operand_index = _ints(transpose_operand_index(_one(idx), perm))
     roles = {d: f"operand dim {p}" for d, p in enumerate(perm)}
     steps = [Step("operand_index", "operand_index[permutation[d]] = result_index[d], "
@@ -341,28 +456,58 @@ def _explain_transpose(ctx: OpCall, inputs: list[Any], outputs: list[Any], resul
     return _copy_explain(ctx, inputs, outputs, idx, steps, 0, operand_index)
 
 
-@op("stablehlo.transpose", aliases=("Transpose",), verify=_verify_transpose,
-    provenance=_prov_transpose, explain=_explain_transpose)
-
-
+@op("stablehlo.transpose", aliases=("Transpose",), verify=_verify_transpose, attrs=TransposeAttrs,
+    infer=infer_transpose, family="shape", provenance=_prov_transpose, explain=_explain_transpose)
 def transpose(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """result[result_index] = operand[operand_index], result_index[d] = operand_index[permutation[d]]."""
-    return np.ascontiguousarray(np.transpose(operand, ctx.ints("permutation")))
+    return np.ascontiguousarray(np.transpose(operand, ctx.attrs.permutation))
 
 
 # --- broadcast_in_dim ----------------------------------------------------------------
 
+@record
+class BroadcastInDimAttrs(Attrs):
+    broadcast_dimensions: tuple[int, ...] = attr(ints("broadcast_dimensions"))
+
+
+def _broadcast_element_ok(operand: TensorType, result: TensorType) -> bool:
+    """(C1): per-axis quantization parameters may differ, per-axis-ness may not."""
+    if _per_axis(operand):
+        return _per_axis(result) and same_element(operand.element, result.element,
+                                                  ignore=("axis", "scales", "zero_points"))
+    return same_element(operand.element, result.element)
+
+
+def _broadcast_fits(operand: TensorType, dims: Sequence[int], result: Any) -> bool:
+    """``result`` meets (C1), (C3) and (C5) (the checks that need the declared type)."""
+    return (isinstance(result, TensorType) and _broadcast_element_ok(operand, result)
+            and all(0 <= rd < result.rank for rd in dims)
+            and all(n == 1 or dims_fit(n, result.shape[rd])
+                    for n, rd in zip(operand.shape, dims, strict=True)))
+
+
+def infer_broadcast_in_dim(a: BroadcastInDimAttrs, types: list[Any]) -> list[Inferred]:
+    """The shape is the declared one: the operand's dims must fit where they land."""
+    operand = _input(types, 0, "I1", "operand")
+    dims = a.broadcast_dimensions
+    if len(dims) != operand.rank:
+        raise InferError("C2", f"size(broadcast_dimensions) = {len(dims)} must equal rank(operand) = "
+                         f"{operand.rank}")
+    if any(d < 0 for d in dims):
+        raise InferError("C3", f"broadcast_dimensions = {list(dims)} must be >= 0")
+    if len(set(dims)) != len(dims):
+        raise InferError("C4", f"broadcast_dimensions = {list(dims)} must be unique")
+    return [Partial(None, None if _per_axis(operand) else operand.element,
+                    check=lambda t: _broadcast_fits(operand, dims, t),
+                    what=f"a tensor of {operand.element} with {list(operand.shape)} at dims {list(dims)}")]
+
+
 def _verify_broadcast_in_dim(ctx: OpCall) -> None:
     operand, result = _operand(ctx), _result(ctx)
-    if _per_axis(operand):  # quantization parameters may differ, per-axis-ness may not
-        ok = _per_axis(result) and same_element(operand.element, result.element,
-                                                ignore=("axis", "scales", "zero_points"))
-    else:
-        ok = same_element(operand.element, result.element)
-    if not ok:
+    if not _broadcast_element_ok(operand, result):
         raise ctx.error("C1", f"element_type(result) = {result.element} must be "
                         f"element_type(operand) = {operand.element}")
-    dims = ctx.ints("broadcast_dimensions")
+    dims = ctx.attrs.broadcast_dimensions
     if len(dims) != operand.rank:
         raise ctx.error("C2", f"size(broadcast_dimensions) = {len(dims)} must equal rank(operand) = "
                         f"{operand.rank}")
@@ -410,14 +555,14 @@ def broadcast_operand_index(result_index: Index, operand_shape: Sequence[int],
 
 def _prov_broadcast(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
     shape = outputs[0].shape
-    oi = broadcast_operand_index(_indices(shape), inputs[0].shape, ctx.ints("broadcast_dimensions"))
+    oi = broadcast_operand_index(_indices(shape), inputs[0].shape, ctx.attrs.broadcast_dimensions)
     return _copy_map(inputs, outputs, [index_link(0, "copy", inputs[0].shape, oi, result_shape=shape)])
 
 
 def _explain_broadcast(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                        index: tuple) -> Explanation:
     idx = _result_index(outputs, result, index)
-    dims = ctx.ints("broadcast_dimensions")
+    dims = ctx.attrs.broadcast_dimensions
     oshape = inputs[0].shape
     operand_index = _ints(broadcast_operand_index(_one(idx), oshape, dims))
     roles: dict[int, str] = {r: "new (repeated)" for r in range(len(idx))}
@@ -430,14 +575,13 @@ def _explain_broadcast(ctx: OpCall, inputs: list[Any], outputs: list[Any], resul
 
 
 @op("stablehlo.broadcast_in_dim", aliases=("BroadcastInDim", "Broadcast"),
-    verify=_verify_broadcast_in_dim, provenance=_prov_broadcast,
+    verify=_verify_broadcast_in_dim, attrs=BroadcastInDimAttrs, infer=infer_broadcast_in_dim,
+    family="shape", provenance=_prov_broadcast,
     explain=_explain_broadcast)
-
-
 def broadcast_in_dim(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """Place operand dim d at result dim broadcast_dimensions[d]; size-1 dims repeat."""
     shape = _static(ctx.result_tensor(0))
-    dims = ctx.ints("broadcast_dimensions")
+    dims = ctx.attrs.broadcast_dimensions
     order = sorted(range(len(dims)), key=lambda d: dims[d])  # operand dims by result position
     moved = np.transpose(operand, order)
     placed = [1] * len(shape)
@@ -448,24 +592,40 @@ def broadcast_in_dim(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
 
 # --- slice ---------------------------------------------------------------------------
 
+@record
+class SliceAttrs(Attrs):
+    start_indices: tuple[int, ...] = attr(ints("start_indices"))
+    limit_indices: tuple[int, ...] = attr(ints("limit_indices"))
+    strides: tuple[int, ...] = attr(ints("strides"))
+
+
+def _slice_shape(err: Err, operand: TensorType, a: SliceAttrs) -> tuple[int, ...]:
+    """(C5) ceil((limit_indices - start_indices) / strides), once (C2)-(C4) hold."""
+    start, limit, strides = a.start_indices, a.limit_indices, a.strides
+    if not len(start) == len(limit) == len(strides) == operand.rank:
+        raise err("C2", f"size(start_indices) = {len(start)}, size(limit_indices) = {len(limit)} "
+                  f"and size(strides) = {len(strides)} must all equal rank(operand) = {operand.rank}")
+    for d, (s, lim, n) in enumerate(zip(start, limit, operand.shape, strict=True)):
+        if not (0 <= s <= lim and (n is None or lim <= n)):
+            raise err("C3", f"dimension {d}: 0 <= start_indices ({s}) <= limit_indices ({lim}) "
+                      f"<= dim(operand) ({n}) does not hold")
+    if any(st <= 0 for st in strides):
+        raise err("C4", f"strides = {list(strides)} must be positive")
+    return tuple(-((s - lim) // st) for s, lim, st in zip(start, limit, strides, strict=True))  # ceil
+
+
+def infer_slice(a: SliceAttrs, types: list[Any]) -> list[Inferred]:
+    operand = _input(types, 0, "I1", "operand", per_tensor_only=True)
+    return [TensorType(_slice_shape(InferError, operand, a), operand.element)]
+
+
 def _verify_slice(ctx: OpCall) -> None:
     operand = _operand(ctx, per_tensor_only=True)
     result = _result(ctx, per_tensor_only=True)
     if not same_element(operand.element, result.element):
         raise ctx.error("C1", f"element_type(operand) = {operand.element} must equal "
                         f"element_type(result) = {result.element}")
-    start, limit, strides = (ctx.ints(k) for k in ("start_indices", "limit_indices", "strides"))
-    if not len(start) == len(limit) == len(strides) == operand.rank:
-        raise ctx.error("C2", f"size(start_indices) = {len(start)}, size(limit_indices) = {len(limit)} "
-                        f"and size(strides) = {len(strides)} must all equal rank(operand) = "
-                        f"{operand.rank}")
-    for d, (s, lim, n) in enumerate(zip(start, limit, operand.shape, strict=True)):
-        if not (0 <= s <= lim and (n is None or lim <= n)):
-            raise ctx.error("C3", f"dimension {d}: 0 <= start_indices ({s}) <= limit_indices ({lim}) "
-                            f"<= dim(operand) ({n}) does not hold")
-    if any(st <= 0 for st in strides):
-        raise ctx.error("C4", f"strides = {list(strides)} must be positive")
-    want = tuple(-((s - lim) // st) for s, lim, st in zip(start, limit, strides, strict=True))  # ceil
+    want = _slice_shape(ctx.error, operand, ctx.attrs)
     if not shapes_compatible(result.shape, want):
         raise ctx.error("C5", f"shape(result) = {list(result.shape)} must be "
                         f"ceil((limit_indices - start_indices) / strides) = {list(want)}")
@@ -479,33 +639,63 @@ def slice_operand_index(result_index: Index, start_indices: Sequence[int],
 
 def _prov_slice(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
     shape = outputs[0].shape
-    oi = slice_operand_index(_indices(shape), ctx.ints("start_indices"), ctx.ints("strides"))
+    oi = slice_operand_index(_indices(shape), ctx.attrs.start_indices, ctx.attrs.strides)
     return _copy_map(inputs, outputs, [index_link(0, "copy", inputs[0].shape, oi, result_shape=shape)])
 
 
 def _explain_slice(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                    index: tuple) -> Explanation:
     idx = _result_index(outputs, result, index)
-    start, strides = ctx.ints("start_indices"), ctx.ints("strides")
+    start, strides = ctx.attrs.start_indices, ctx.attrs.strides
     operand_index = _ints(slice_operand_index(_one(idx), start, strides))
     steps = [Step("operand_index", f"start_indices + result_index * strides = {list(start)} + "
                   f"{list(idx)} * {list(strides)}", operand_index)]
     return _copy_explain(ctx, inputs, outputs, idx, steps, 0, operand_index)
 
 
-@op("stablehlo.slice", aliases=("Slice",), verify=_verify_slice,
-    provenance=_prov_slice, explain=_explain_slice)
-
-
+@op("stablehlo.slice", aliases=("Slice",), verify=_verify_slice, attrs=SliceAttrs, infer=infer_slice,
+    family="shape", provenance=_prov_slice, explain=_explain_slice)
 def slice_(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """result[result_index] = operand[start_indices + result_index * strides]."""
-    start, limit, strides = (ctx.ints(k) for k in ("start_indices", "limit_indices", "strides"))
+    a = ctx.attrs
+    start, limit, strides = a.start_indices, a.limit_indices, a.strides
     # np.array, not .copy(): indexing a 0-d array with () gives a numpy scalar, not an array
     index = tuple(slice(s, lim, st) for s, lim, st in zip(start, limit, strides, strict=True))
     return np.array(operand[index])
 
 
 # --- concatenate ---------------------------------------------------------------------
+
+@record
+class ConcatenateAttrs(Attrs):
+    dimension: int = attr(integer("dimension"))
+
+
+def _concatenate_shape(err: Err, inputs: list[TensorType], d: int) -> tuple[int | None, ...]:
+    """(C6) shape(inputs[0]) with dim d summed over the inputs, once (C1), (C2), (C4) hold."""
+    first = inputs[0]
+    for i, t in enumerate(inputs):
+        if not same_element(t.element, first.element):
+            raise err("C1", f"element types of inputs differ: inputs[0] is {first.element}, "
+                      f"inputs[{i}] is {t.element}")
+    if not 0 <= d < first.rank:
+        raise err("C4", f"dimension = {d} must be in [0, {first.rank}) (rank(inputs[0]))")
+    for i, t in enumerate(inputs):
+        others, first_others = t.shape[:d] + t.shape[d + 1:], first.shape[:d] + first.shape[d + 1:]
+        if t.rank != first.rank or not shapes_compatible(others, first_others):
+            raise err("C2", f"inputs[{i}] shape {list(t.shape)} must equal inputs[0] shape "
+                      f"{list(first.shape)} except in dimension {d}")
+    sizes = [t.shape[d] for t in inputs]
+    total = sum(sizes) if all(s is not None for s in sizes) else None
+    return first.shape[:d] + (total,) + first.shape[d + 1:]
+
+
+def infer_concatenate(a: ConcatenateAttrs, types: list[Any]) -> list[Inferred]:
+    if not types:
+        raise InferError("C3", "0 < size(inputs) does not hold: no inputs")
+    inputs = [_input(types, i, "I1", f"inputs[{i}]", per_tensor_only=True) for i in range(len(types))]
+    return [TensorType(_concatenate_shape(InferError, inputs, a.dimension), inputs[0].element)]
+
 
 def _verify_concatenate(ctx: OpCall) -> None:
     if not ctx.operand_types:
@@ -514,24 +704,12 @@ def _verify_concatenate(ctx: OpCall) -> None:
               for i in range(len(ctx.operand_types))]
     result = _result(ctx, per_tensor_only=True)
     first = inputs[0]
-    for i, t in enumerate(inputs):
-        if not same_element(t.element, first.element):
-            raise ctx.error("C1", f"element types of inputs differ: inputs[0] is {first.element}, "
-                            f"inputs[{i}] is {t.element}")
-    d = ctx.int("dimension")
-    if not 0 <= d < first.rank:
-        raise ctx.error("C4", f"dimension = {d} must be in [0, {first.rank}) (rank(inputs[0]))")
-    for i, t in enumerate(inputs):
-        others, first_others = t.shape[:d] + t.shape[d + 1:], first.shape[:d] + first.shape[d + 1:]
-        if t.rank != first.rank or not shapes_compatible(others, first_others):
-            raise ctx.error("C2", f"inputs[{i}] shape {list(t.shape)} must equal inputs[0] shape "
-                            f"{list(first.shape)} except in dimension {d}")
+    d = ctx.attrs.dimension
+    want = _concatenate_shape(ctx.error, inputs, d)
     if not same_element(result.element, first.element):
         raise ctx.error("C5", f"element_type(result) = {result.element} must be element_type(inputs[0]) "
                         f"= {first.element}")
     sizes = [t.shape[d] for t in inputs]
-    total = sum(sizes) if all(s is not None for s in sizes) else None
-    want = first.shape[:d] + (total,) + first.shape[d + 1:]
     if not shapes_compatible(result.shape, want):
         raise ctx.error("C6", f"shape(result) = {list(result.shape)} must be {list(want)} "
                         f"(dim {d} = {' + '.join(str(s) for s in sizes)})")
@@ -550,7 +728,7 @@ def concatenate_operand_index(result_index: Index, sizes: Sequence[int],
 
 def _prov_concatenate(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
     shape = outputs[0].shape
-    d = ctx.int("dimension")
+    d = ctx.attrs.dimension
     k, oi = concatenate_operand_index(_indices(shape), [v.shape[d] for v in inputs], d)
     links = [index_link(i, "copy", v.shape, oi, valid=(k == i), result_shape=shape)
              for i, v in enumerate(inputs)]
@@ -560,7 +738,7 @@ def _prov_concatenate(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Pro
 def _explain_concatenate(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                          index: tuple) -> Explanation:
     idx = _result_index(outputs, result, index)
-    d = ctx.int("dimension")
+    d = ctx.attrs.dimension
     sizes = [v.shape[d] for v in inputs]
     k, oi = concatenate_operand_index(_one(idx), sizes, d)
     k, operand_index = int(k), _ints(oi)
@@ -574,28 +752,42 @@ def _explain_concatenate(ctx: OpCall, inputs: list[Any], outputs: list[Any], res
 
 
 @op("stablehlo.concatenate", aliases=("ConcatInDim", "Concatenate"), verify=_verify_concatenate,
-    provenance=_prov_concatenate, explain=_explain_concatenate)
-
-
+    attrs=ConcatenateAttrs, infer=infer_concatenate, family="shape", provenance=_prov_concatenate,
+    explain=_explain_concatenate)
 def concatenate(ctx: OpCall, *inputs: np.ndarray) -> np.ndarray:
     """The inputs one after another along ``dimension``."""
-    return np.concatenate(inputs, axis=ctx.int("dimension"))
+    return np.concatenate(inputs, axis=ctx.attrs.dimension)
 
 
 # --- reverse -------------------------------------------------------------------------
+
+@record
+class ReverseAttrs(Attrs):
+    dimensions: tuple[int, ...] = attr(ints("dimensions"))
+
+
+def _check_reverse(err: Err, dims: Sequence[int], rank: int) -> None:
+    """(C2), (C3); rank(result) = rank(operand) by (C1)."""
+    if len(set(dims)) != len(dims):
+        raise err("C2", f"dimensions = {list(dims)} must be unique")
+    bad = [d for d in dims if not 0 <= d < rank]
+    if bad:
+        raise err("C3", f"dimensions = {list(dims)} must be in [0, {rank}) (rank(result)); "
+                  f"{bad} are not")
+
+
+def infer_reverse(a: ReverseAttrs, types: list[Any]) -> list[Inferred]:
+    operand = _input(types, 0, "I1", "operand", per_tensor_only=True)
+    _check_reverse(InferError, a.dimensions, operand.rank)
+    return [operand]
+
 
 def _verify_reverse(ctx: OpCall) -> None:
     operand = _operand(ctx, per_tensor_only=True)
     result = _result(ctx, per_tensor_only=True)
     if not same_type(operand, result):
         raise ctx.error("C1", f"type(operand) = {operand} must equal type(result) = {result}")
-    dims = ctx.ints("dimensions")
-    if len(set(dims)) != len(dims):
-        raise ctx.error("C2", f"dimensions = {list(dims)} must be unique")
-    bad = [d for d in dims if not 0 <= d < result.rank]
-    if bad:
-        raise ctx.error("C3", f"dimensions = {list(dims)} must be in [0, {result.rank}) (rank(result)); "
-                        f"{bad} are not")
+    _check_reverse(ctx.error, ctx.attrs.dimensions, result.rank)
 
 
 def reverse_operand_index(result_index: Index, result_shape: Sequence[int],
@@ -606,14 +798,14 @@ def reverse_operand_index(result_index: Index, result_shape: Sequence[int],
 
 def _prov_reverse(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
     shape = outputs[0].shape
-    oi = reverse_operand_index(_indices(shape), shape, ctx.ints("dimensions"))
+    oi = reverse_operand_index(_indices(shape), shape, ctx.attrs.dimensions)
     return _copy_map(inputs, outputs, [index_link(0, "copy", inputs[0].shape, oi, result_shape=shape)])
 
 
 def _explain_reverse(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                      index: tuple) -> Explanation:
     idx = _result_index(outputs, result, index)
-    dims = ctx.ints("dimensions")
+    dims = ctx.attrs.dimensions
     shape = outputs[0].shape
     operand_index = _ints(reverse_operand_index(_one(idx), shape, dims))
     roles = {d: "reversed" if d in dims else "kept" for d in range(len(idx))}
@@ -622,17 +814,51 @@ def _explain_reverse(ctx: OpCall, inputs: list[Any], outputs: list[Any], result:
     return _copy_explain(ctx, inputs, outputs, idx, steps, 0, operand_index)
 
 
-@op("stablehlo.reverse", aliases=("Rev", "Reverse"), verify=_verify_reverse,
-    provenance=_prov_reverse, explain=_explain_reverse)
-
-
+@op("stablehlo.reverse", aliases=("Rev", "Reverse"), verify=_verify_reverse, attrs=ReverseAttrs,
+    infer=infer_reverse, family="shape", provenance=_prov_reverse, explain=_explain_reverse)
 def reverse(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """Reverse the order of elements along ``dimensions``."""
     # np.array, not .copy(): np.flip of a 0-d array gives a numpy scalar, not an array
-    return np.array(np.flip(operand, axis=tuple(ctx.ints("dimensions"))))
+    return np.array(np.flip(operand, axis=tuple(ctx.attrs.dimensions)))
 
 
 # --- pad -----------------------------------------------------------------------------
+
+@record
+class PadAttrs(Attrs):
+    edge_padding_low: tuple[int, ...] = attr(ints("edge_padding_low"))
+    edge_padding_high: tuple[int, ...] = attr(ints("edge_padding_high"))
+    interior_padding: tuple[int, ...] = attr(ints("interior_padding"))
+
+
+def _pad_shape(err: Err, operand: TensorType, a: PadAttrs) -> tuple[int | None, ...]:
+    """(C4) shape(operand) + edge_padding_low + max(shape(operand) - 1, 0) * interior_padding
+    + edge_padding_high (a dynamic size stays dynamic), once (C2), (C3) hold."""
+    low, high, interior = a.edge_padding_low, a.edge_padding_high, a.interior_padding
+    if not len(low) == len(high) == len(interior) == operand.rank:
+        raise err("C2", f"size(edge_padding_low) = {len(low)}, size(edge_padding_high) = "
+                  f"{len(high)} and size(interior_padding) = {len(interior)} must all equal "
+                  f"rank(operand) = {operand.rank}")
+    if any(i < 0 for i in interior):
+        raise err("C3", f"interior_padding = {list(interior)} must be >= 0")
+    return tuple(None if n is None else n + lo + max(n - 1, 0) * i + hi
+                 for n, lo, hi, i in zip(operand.shape, low, high, interior, strict=True))
+
+
+def infer_pad(a: PadAttrs, types: list[Any]) -> list[Inferred]:
+    operand = _input(types, 0, "I1", "operand", per_tensor_only=True)
+    pv = _input(types, 1, "I2", "padding_value", per_tensor_only=True)
+    if pv.rank != 0:
+        raise InferError("I2", f"padding_value must be a 0-dimensional tensor, got {pv}")
+    if not same_element(operand.element, pv.element):
+        raise InferError("C1", f"element_type(operand) = {operand.element} and "
+                         f"element_type(padding_value) = {pv.element} must be equal")
+    shape = _pad_shape(InferError, operand, a)
+    if any(n is not None and n < 0 for n in shape):
+        raise InferError("C4", f"shape(result) = {['?' if n is None else n for n in shape]} would have "
+                         "a negative size: negative edge padding removes more than the padded operand")
+    return [TensorType(shape, operand.element)]
+
 
 def _verify_pad(ctx: OpCall) -> None:
     operand = _operand(ctx, 0, "I1", "operand", per_tensor_only=True)
@@ -643,16 +869,7 @@ def _verify_pad(ctx: OpCall) -> None:
     if not (same_element(operand.element, pv.element) and same_element(operand.element, result.element)):
         raise ctx.error("C1", f"element_type(operand) = {operand.element}, element_type(padding_value) "
                         f"= {pv.element} and element_type(result) = {result.element} must be equal")
-    low, high, interior = (ctx.ints(k) for k in ("edge_padding_low", "edge_padding_high",
-                                                  "interior_padding"))
-    if not len(low) == len(high) == len(interior) == operand.rank:
-        raise ctx.error("C2", f"size(edge_padding_low) = {len(low)}, size(edge_padding_high) = "
-                        f"{len(high)} and size(interior_padding) = {len(interior)} must all equal "
-                        f"rank(operand) = {operand.rank}")
-    if any(i < 0 for i in interior):
-        raise ctx.error("C3", f"interior_padding = {list(interior)} must be >= 0")
-    want = tuple(None if n is None else n + lo + max(n - 1, 0) * i + hi
-                 for n, lo, hi, i in zip(operand.shape, low, high, interior, strict=True))
+    want = _pad_shape(ctx.error, operand, ctx.attrs)
     if not shapes_compatible(result.shape, want):
         raise ctx.error("C4", f"shape(result) = {list(result.shape)} must be shape(operand) + "
                         "edge_padding_low + max(shape(operand) - 1, 0) * interior_padding + "
@@ -678,8 +895,8 @@ def pad_operand_index(result_index: Index, operand_shape: Sequence[int], low: Se
 
 def _prov_pad(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
     shape = outputs[0].shape
-    oi, kinds = pad_operand_index(_indices(shape), inputs[0].shape, ctx.ints("edge_padding_low"),
-                                  ctx.ints("interior_padding"))
+    oi, kinds = pad_operand_index(_indices(shape), inputs[0].shape, ctx.attrs.edge_padding_low,
+                                  ctx.attrs.interior_padding)
     valid = np.ones(shape, dtype=bool)
     for kind in kinds:
         valid = valid & (kind == 0)
@@ -691,7 +908,7 @@ def _prov_pad(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
 def _explain_pad(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                  index: tuple) -> Explanation:
     idx = _result_index(outputs, result, index)
-    low, interior = ctx.ints("edge_padding_low"), ctx.ints("interior_padding")
+    low, interior = ctx.attrs.edge_padding_low, ctx.attrs.interior_padding
     oi, kinds = pad_operand_index(_one(idx), inputs[0].shape, low, interior)
     shifted = tuple(r - lo for r, lo in zip(idx, low, strict=True))
     roles = {d: PAD_KINDS[int(k)] for d, k in enumerate(kinds)}
@@ -713,16 +930,14 @@ def _explain_pad(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int
                         "(interior_padding + 1) (" + "; ".join(where) + ")"], 0)
 
 
-@op("stablehlo.pad", aliases=("Pad",), verify=_verify_pad,
-    provenance=_prov_pad, explain=_explain_pad)
-
-
+@op("stablehlo.pad", aliases=("Pad",), verify=_verify_pad, attrs=PadAttrs, infer=infer_pad,
+    family="shape", provenance=_prov_pad, explain=_explain_pad)
 def pad(ctx: OpCall, operand: np.ndarray, padding_value: np.ndarray) -> np.ndarray:
     """operand[operand_index] where result_index = edge_padding_low + operand_index *
     (interior_padding + 1), padding_value elsewhere (negative edge padding crops)."""
     out = ctx.result_tensor(0)
     shape = _static(out)
-    low, interior = ctx.ints("edge_padding_low"), ctx.ints("interior_padding")
+    low, interior = ctx.attrs.edge_padding_low, ctx.attrs.interior_padding
     result = np.full(shape, padding_value[()], dtype=out.dtype)
     dst, src = [], []
     for n, lo, i, size in zip(operand.shape, low, interior, shape, strict=True):
@@ -738,6 +953,11 @@ def pad(ctx: OpCall, operand: np.ndarray, padding_value: np.ndarray) -> np.ndarr
 
 
 # --- tuple, get_tuple_element, optimization_barrier ----------------------------------
+
+def infer_tuple(a: Attrs, types: list[Any]) -> list[Inferred]:
+    """(C1) tuple<E0, ..., EN-1> with Ei = type(val[i])."""
+    return [TupleType(tuple(types))]
+
 
 def _verify_tuple(ctx: OpCall) -> None:
     if len(ctx.result_types) != 1 or not isinstance(ctx.result_types[0], TupleType):
@@ -758,31 +978,44 @@ def _explain_tuple(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
     return Explanation(ctx.op.name, (), steps, outputs[0], [], 0)
 
 
-@op("stablehlo.tuple", aliases=("Tuple",), verify=_verify_tuple,
+@op("stablehlo.tuple", aliases=("Tuple",), verify=_verify_tuple, infer=infer_tuple, family="shape",
     provenance=_no_links, explain=_explain_tuple)
-
-
 def tuple_(ctx: OpCall, *val: Any) -> tuple:
     """result = (val0, ..., valN-1)."""
     return tuple(val)
 
 
-def _verify_get_tuple_element(ctx: OpCall) -> None:
-    operand = ctx.operand_types[0] if ctx.operand_types else None
+@record
+class GetTupleElementAttrs(Attrs):
+    index: int = attr(integer("index", type="i32"))
+
+
+def _tuple_element(err: Err, types: Sequence[Any], index: int) -> Any:
+    """(C2) tuple_element_types(operand)[index], once (I1) and (C1) hold."""
+    operand = types[0] if types else None
     if not isinstance(operand, TupleType):
-        raise ctx.error("I1", f"operand must be a tuple, got {operand}")
-    index = ctx.int("index")
+        raise err("I1", f"operand must be a tuple, got {operand}")
     if not 0 <= index < len(operand.types):
-        raise ctx.error("C1", f"index = {index} must be in [0, {len(operand.types)}) (size(operand))")
-    if len(ctx.result_types) != 1 or not same_type(ctx.result_types[0], operand.types[index]):
+        raise err("C1", f"index = {index} must be in [0, {len(operand.types)}) (size(operand))")
+    return operand.types[index]
+
+
+def infer_get_tuple_element(a: GetTupleElementAttrs, types: list[Any]) -> list[Inferred]:
+    return [_tuple_element(InferError, types, a.index)]
+
+
+def _verify_get_tuple_element(ctx: OpCall) -> None:
+    index = ctx.attrs.index
+    element = _tuple_element(ctx.error, ctx.operand_types, index)
+    if len(ctx.result_types) != 1 or not same_type(ctx.result_types[0], element):
         raise ctx.error("C2", f"type(result) = {', '.join(str(t) for t in ctx.result_types)} must be "
-                        f"tuple_element_types(operand)[{index}] = {operand.types[index]}")
+                        f"tuple_element_types(operand)[{index}] = {element}")
 
 
 def _explain_get_tuple_element(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                                index: tuple) -> Explanation:
     _check_result(outputs, result)
-    k = ctx.int("index")
+    k = ctx.attrs.index
     value = outputs[0]
     idx: tuple[int, ...] = ()
     if isinstance(value, np.ndarray):
@@ -799,20 +1032,29 @@ def _explain_get_tuple_element(ctx: OpCall, inputs: list[Any], outputs: list[Any
 
 
 @op("stablehlo.get_tuple_element", aliases=("GetTupleElement",), verify=_verify_get_tuple_element,
-    provenance=_no_links, explain=_explain_get_tuple_element)
-
-
+    attrs=GetTupleElementAttrs, infer=infer_get_tuple_element, family="shape", provenance=_no_links,
+    explain=_explain_get_tuple_element)
 def get_tuple_element(ctx: OpCall, operand: tuple) -> Any:
     """result = operand[index]."""
-    return operand[ctx.int("index")]
+    return operand[ctx.attrs.index]
+
+
+def _check_barrier_operands(err: Err, types: Sequence[Any]) -> None:
+    for i, t in enumerate(types):
+        if isinstance(t, TensorType) and _per_axis(t):
+            raise err(None, f"operand #{i} must be a tensor, per-tensor quantized tensor or "
+                      f"token, got {t}")
+
+
+def infer_optimization_barrier(a: Attrs, types: list[Any]) -> list[Inferred]:
+    """(C1) type(result...) = type(operand...)."""
+    _check_barrier_operands(InferError, types)
+    return same_types(types)
 
 
 def _verify_optimization_barrier(ctx: OpCall) -> None:
     ops, res = ctx.operand_types, ctx.result_types
-    for i, t in enumerate(ops):
-        if isinstance(t, TensorType) and _per_axis(t):
-            raise ctx.error(None, f"operand #{i} must be a tensor, per-tensor quantized tensor or "
-                            f"token, got {t}")
+    _check_barrier_operands(ctx.error, ops)
     if len(ops) != len(res) or not all(same_type(a, b) for a, b in zip(ops, res, strict=True)):
         raise ctx.error("C1", f"type(operand...) = {[str(t) for t in ops]} must equal "
                         f"type(result...) = {[str(t) for t in res]}")
@@ -832,10 +1074,8 @@ def _explain_optimization_barrier(ctx: OpCall, inputs: list[Any], outputs: list[
 
 
 @op("stablehlo.optimization_barrier", aliases=("OptimizationBarrier",),
-    verify=_verify_optimization_barrier, provenance=unary_copy_provenance,
-    explain=_explain_optimization_barrier)
-
-
+    verify=_verify_optimization_barrier, infer=infer_optimization_barrier, family="shape",
+    provenance=unary_copy_provenance, explain=_explain_optimization_barrier)
 def optimization_barrier(ctx: OpCall, *operand: Any) -> list[Any]:
     """An identity: result = operand."""
     return list(operand)
@@ -849,9 +1089,8 @@ def _shape_schemas() -> None:
         OpParts,
         OpSchema,
         Param,
-        array_i64,
         dtype_param,
-        guess,
+        inferred_results,
         int_param,
         ints_param,
         register_schema,
@@ -865,19 +1104,17 @@ def _shape_schemas() -> None:
         presets = {"default": {}} | ({"spec-example": spec} if spec else {}) | (more or {})
         register_schema(OpSchema(op, params, presets, build, doc=doc))
 
-    def pad_shape(p: dict[str, Any]) -> list[TensorType]:
-        def size(d: int, lo: int, hi: int, interior: int) -> int:
-            return lo + hi + (d + (d - 1) * interior if d else 0)
-        dims = [size(*x) for x in zip(p["operand"], p["edge_padding_low"], p["edge_padding_high"],
-                                      p["interior_padding"], strict=True)]
-        return [ttype(dims, p["dtype"])]
+    def parts(op: str, rec: Attrs, operands: list[Operand], dtype: str) -> OpParts:
+        """The op with the result types its infer gives."""
+        return OpParts(operands, inferred_results(op, rec, [o.type for o in operands], dtype), rec)
 
     def pad_build(p: dict[str, Any]) -> OpParts:
+        rec = PadAttrs(edge_padding_low=p["edge_padding_low"], edge_padding_high=p["edge_padding_high"],
+                       interior_padding=p["interior_padding"])
         value = scalar(p["padding_value"], p["dtype"])
-        keys = ("edge_padding_low", "edge_padding_high", "interior_padding")
-        return OpParts([Operand("operand", ttype(p["operand"], p["dtype"])),
-                        Operand("padding_value", ttype((), p["dtype"]), value)],
-                       guess(lambda: pad_shape(p), p["dtype"]), {k: array_i64(p[k]) for k in keys})
+        return parts("stablehlo.pad", rec, [Operand("operand", ttype(p["operand"], p["dtype"])),
+                                            Operand("padding_value", ttype((), p["dtype"]), value)],
+                     p["dtype"])
 
     one("stablehlo.pad", (
         shape_param("operand", (2, 3), "the tensor padded"),
@@ -892,10 +1129,8 @@ def _shape_schemas() -> None:
         "pad operand with edge and interior padding")
 
     def transpose_build(p: dict[str, Any]) -> OpParts:
-        def infer() -> list[TensorType]:
-            return [ttype([p["operand"][d] for d in p["permutation"]], p["dtype"])]
-        return OpParts([Operand("operand", ttype(p["operand"], p["dtype"]))], guess(infer, p["dtype"]),
-                       {"permutation": array_i64(p["permutation"])})
+        return parts("stablehlo.transpose", TransposeAttrs(permutation=p["permutation"]),
+                     [Operand("operand", ttype(p["operand"], p["dtype"]))], p["dtype"])
 
     one("stablehlo.transpose", (
         shape_param("operand", (2, 3), "the tensor transposed"),
@@ -907,9 +1142,10 @@ def _shape_schemas() -> None:
         "permute the dims of operand")
 
     def broadcast_build(p: dict[str, Any]) -> OpParts:
+        # the result shape is a parameter: infer leaves it to the declared type
         return OpParts([Operand("operand", ttype(p["operand"], p["dtype"]))],
                        [ttype(p["result_shape"], p["dtype"])],
-                       {"broadcast_dimensions": array_i64(p["broadcast_dimensions"])})
+                       BroadcastInDimAttrs(broadcast_dimensions=p["broadcast_dimensions"]))
 
     one("stablehlo.broadcast_in_dim", (
         shape_param("operand", (3,), "the tensor broadcast"),
@@ -922,7 +1158,7 @@ def _shape_schemas() -> None:
 
     def reshape_build(p: dict[str, Any]) -> OpParts:
         return OpParts([Operand("operand", ttype(p["operand"], p["dtype"]))],
-                       [ttype(p["result_shape"], p["dtype"])])
+                       [ttype(p["result_shape"], p["dtype"])], Attrs())
 
     one("stablehlo.reshape", (
         shape_param("operand", (2, 3), "the tensor reshaped"),
@@ -933,13 +1169,9 @@ def _shape_schemas() -> None:
         "the same elements in row-major order, another shape")
 
     def concat_build(p: dict[str, Any]) -> OpParts:
-        def infer() -> list[TensorType]:
-            a, b, d = list(p["input0"]), p["input1"], p["dimension"]
-            a[d] += b[d]
-            return [ttype(a, p["dtype"])]
-        return OpParts([Operand("input0", ttype(p["input0"], p["dtype"])),
-                        Operand("input1", ttype(p["input1"], p["dtype"]))], guess(infer, p["dtype"]),
-                       {"dimension": f"{p['dimension']} : i64"})
+        return parts("stablehlo.concatenate", ConcatenateAttrs(dimension=p["dimension"]),
+                     [Operand("input0", ttype(p["input0"], p["dtype"])),
+                      Operand("input1", ttype(p["input1"], p["dtype"]))], p["dtype"])
 
     one("stablehlo.concatenate", (
         shape_param("input0", (2, 3), "the first input"),
@@ -951,11 +1183,10 @@ def _shape_schemas() -> None:
         "join the inputs along dimension")
 
     def slice_build(p: dict[str, Any]) -> OpParts:
-        def infer() -> list[TensorType]:
-            bounds = zip(p["start_indices"], p["limit_indices"], p["strides"], strict=True)
-            return [ttype([-(-(hi - lo) // s) for lo, hi, s in bounds], p["dtype"])]
-        return OpParts([Operand("operand", ttype(p["operand"], p["dtype"]))], guess(infer, p["dtype"]),
-                       {k: array_i64(p[k]) for k in ("start_indices", "limit_indices", "strides")})
+        rec = SliceAttrs(start_indices=p["start_indices"], limit_indices=p["limit_indices"],
+                         strides=p["strides"])
+        return parts("stablehlo.slice", rec, [Operand("operand", ttype(p["operand"], p["dtype"]))],
+                     p["dtype"])
 
     one("stablehlo.slice", (
         shape_param("operand", (3, 5), "the tensor sliced"),
@@ -969,8 +1200,10 @@ def _shape_schemas() -> None:
         "a strided static slice of operand")
 
     def reverse_build(p: dict[str, Any]) -> OpParts:
+        # type(result) = type(operand) (C1) whatever the dimensions: bad ones are then
+        # reported as the (C2)/(C3) they break, not as a result of the wrong type
         t = ttype(p["operand"], p["dtype"])
-        return OpParts([Operand("operand", t)], [t], {"dimensions": array_i64(p["dimensions"])})
+        return OpParts([Operand("operand", t)], [t], ReverseAttrs(dimensions=p["dimensions"]))
 
     one("stablehlo.reverse", (
         shape_param("operand", (3, 4), "the tensor reversed"),
@@ -981,8 +1214,8 @@ def _shape_schemas() -> None:
         "reverse operand along dimensions")
 
     def iota_build(p: dict[str, Any]) -> OpParts:
-        return OpParts([], [ttype(p["shape"], p["dtype"])],
-                       {"iota_dimension": f"{p['iota_dimension']} : i64"})
+        # the output shape is a parameter: infer leaves it to the declared type
+        return OpParts([], [ttype(p["shape"], p["dtype"])], IotaAttrs(iota_dimension=p["iota_dimension"]))
 
     one("stablehlo.iota", (
         shape_param("shape", (3, 4), "the shape of the output"),
@@ -1006,6 +1239,7 @@ def _barrier_schema() -> None:
         OpParts,
         OpSchema,
         dtype_param,
+        inferred_results,
         int_param,
         register_schema,
         shape_param,
@@ -1015,8 +1249,10 @@ def _barrier_schema() -> None:
     def build(p: dict[str, Any]) -> OpParts:
         if p["count"] < 1:
             raise ValueError("count must be >= 1: with no operand there is nothing to show")
-        t = ttype(p["shape"], p["dtype"])
-        return OpParts([Operand(f"operand{i}", t) for i in range(p["count"])], [t] * p["count"])
+        rec = Attrs()
+        operands = [Operand(f"operand{i}", ttype(p["shape"], p["dtype"])) for i in range(p["count"])]
+        return OpParts(operands, inferred_results("stablehlo.optimization_barrier", rec,
+                                                  [o.type for o in operands], p["dtype"]), rec)
 
     register_schema(OpSchema("stablehlo.optimization_barrier", (
         int_param("count", 2, "number of operands (each passes through unchanged)"),

@@ -21,6 +21,7 @@ import numpy as np
 
 from hlolab.errors import ExecutionError
 from hlolab.ops.common import check_value, operand_tensor, reject_quantized
+from hlolab.ops.record import Attrs, InferError, attr, ints, record
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element, same_type
 from hlolab.trace.explain import Explanation, Step
@@ -28,6 +29,10 @@ from hlolab.trace.provenance import IndexMapProvenance, Link, check_index, index
 from hlolab.types import ElementType, QuantizedElementType, TensorType
 
 Index = tuple[np.ndarray, ...]
+
+@record
+class DynamicSliceAttrs(Attrs):
+    slice_sizes: tuple[int, ...] = attr(ints("slice_sizes"))
 
 
 # --- shared checks ---------------------------------------------------------------------
@@ -59,10 +64,6 @@ def _start_index_types(ctx: OpCall, first: int, label: str, same_label: str) -> 
             raise ctx.error(same_label, f"start_indices must all have one type: start_indices[0] is "
                             f"{types[0]}, start_indices[{k}] is {t}")
     return types
-
-
-
-
 
 
 def read_start_indices(values: Sequence[np.ndarray]) -> tuple[int, ...]:
@@ -119,7 +120,7 @@ def _verify_dynamic_slice(ctx: OpCall) -> None:
     operand = operand_tensor(ctx, 0, "I1", "operand", per_tensor_only=True)
     result = _result(ctx)
     starts = _start_index_types(ctx, 1, "I2", "C3")
-    sizes = ctx.ints("slice_sizes")
+    sizes = ctx.attrs.slice_sizes
     if not same_element(operand.element, result.element):
         raise ctx.error("C1", f"element_type(operand) = {operand.element} must equal "
                         f"element_type(result) = {result.element}")
@@ -136,6 +137,21 @@ def _verify_dynamic_slice(ctx: OpCall) -> None:
                         f"{list(sizes)}")
 
 
+def infer_dynamic_slice(a: DynamicSliceAttrs, types: list[Any]) -> list[TensorType]:
+    """shape(result) = slice_sizes (C5), element_type(result) = element_type(operand) (C1)."""
+    operand = types[0] if types else None
+    if not isinstance(operand, TensorType):
+        raise InferError("I1", f"operand must be a tensor, got {operand}")
+    sizes = a.slice_sizes
+    if len(sizes) != operand.rank:
+        raise InferError("C2", f"size(slice_sizes) = {len(sizes)} must equal rank(operand) = "
+                         f"{operand.rank}")
+    if any(z < 0 or (n is not None and z > n) for z, n in zip(sizes, operand.shape, strict=True)):
+        raise InferError("C4", f"0 <= slice_sizes <= shape(operand) does not hold: slice_sizes = "
+                         f"{list(sizes)}, shape(operand) = {list(operand.shape)}")
+    return [TensorType(tuple(sizes), operand.element)]
+
+
 def dynamic_slice_operand_index(result_index: Index, adjusted: Sequence[int]) -> Index:
     """operand_index = adjusted_start_indices + result_index."""
     return tuple(a + r for a, r in zip(adjusted, result_index, strict=True))
@@ -143,7 +159,7 @@ def dynamic_slice_operand_index(result_index: Index, adjusted: Sequence[int]) ->
 
 def _ds_adjusted(ctx: OpCall, inputs: list[Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     start = read_start_indices(inputs[1:])
-    return start, adjusted_start_indices(start, inputs[0].shape, ctx.ints("slice_sizes"))
+    return start, adjusted_start_indices(start, inputs[0].shape, ctx.attrs.slice_sizes)
 
 
 def _prov_dynamic_slice(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> IndexMapProvenance:
@@ -162,7 +178,7 @@ def _explain_dynamic_slice(ctx: OpCall, inputs: list[Any], outputs: list[Any], r
         raise ExecutionError(f"result #{result} does not exist (the op has 1 result)")
     idx = check_index(value_shape(outputs[0]), index, "result index")
     start, adjusted = _ds_adjusted(ctx, inputs)
-    sizes = ctx.ints("slice_sizes")
+    sizes = ctx.attrs.slice_sizes
     steps, notes = _start_steps(ctx, start, adjusted, sizes, "slice_sizes", 1)
     operand_index = tuple(int(i) for i in dynamic_slice_operand_index(_one(idx), adjusted))
     steps.append(Step("operand_index", f"adjusted_start_indices + result_index = {list(adjusted)} + "
@@ -175,6 +191,7 @@ def _explain_dynamic_slice(ctx: OpCall, inputs: list[Any], outputs: list[Any], r
 
 
 @op("stablehlo.dynamic_slice", aliases=("DynamicSlice",), verify=_verify_dynamic_slice,
+    attrs=DynamicSliceAttrs, infer=infer_dynamic_slice, family="slicing",
     provenance=_prov_dynamic_slice, explain=_explain_dynamic_slice)
 def dynamic_slice(ctx: OpCall, operand: np.ndarray, *start_indices: np.ndarray) -> np.ndarray:
     """result[result_index] = operand[adjusted_start_indices + result_index]."""
@@ -182,7 +199,7 @@ def dynamic_slice(ctx: OpCall, operand: np.ndarray, *start_indices: np.ndarray) 
     check_value(ctx, operand, ctx.operand_types[0], "operand")
     for k, v in enumerate(start_indices):
         check_value(ctx, v, ctx.operand_types[1 + k], f"start_indices[{k}]")
-    sizes = ctx.ints("slice_sizes")
+    sizes = ctx.attrs.slice_sizes
     adjusted = adjusted_start_indices(read_start_indices(start_indices), operand.shape, sizes)
     return operand[tuple(slice(a, a + z) for a, z in zip(adjusted, sizes, strict=True))].copy()
 
@@ -209,6 +226,14 @@ def _verify_dynamic_update_slice(ctx: OpCall) -> None:
             raise ctx.error("C6", f"0 <= shape(update) <= shape(operand) does not hold in dimension "
                             f"{d}: shape(update) = {list(update.shape)}, shape(operand) = "
                             f"{list(operand.shape)}")
+
+
+def infer_dynamic_update_slice(a: Attrs, types: list[Any]) -> list[TensorType]:
+    """type(result) = type(operand) (C1)."""
+    operand = types[0] if types else None
+    if not isinstance(operand, TensorType):
+        raise InferError("I1", f"operand must be a tensor, got {operand}")
+    return [operand]
 
 
 def dynamic_update_slice_update_index(result_index: Index, adjusted: Sequence[int],
@@ -267,8 +292,8 @@ def _explain_dynamic_update_slice(ctx: OpCall, inputs: list[Any], outputs: list[
 
 
 @op("stablehlo.dynamic_update_slice", aliases=("DynamicUpdateSlice",),
-    verify=_verify_dynamic_update_slice, provenance=_prov_dynamic_update_slice,
-    explain=_explain_dynamic_update_slice)
+    verify=_verify_dynamic_update_slice, infer=infer_dynamic_update_slice, family="slicing",
+    provenance=_prov_dynamic_update_slice, explain=_explain_dynamic_update_slice)
 def dynamic_update_slice(ctx: OpCall, operand: np.ndarray, update: np.ndarray,
                          *start_indices: np.ndarray) -> np.ndarray:
     """operand with the window at adjusted_start_indices replaced by update."""
@@ -290,8 +315,8 @@ def _slicing_schemas() -> None:
         Operand,
         OpParts,
         OpSchema,
-        array_i64,
         dtype_param,
+        inferred_results,
         ints_param,
         register_schema,
         scalar,
@@ -305,8 +330,10 @@ def _slicing_schemas() -> None:
                 for i, v in enumerate(p["start_indices"])]
 
     def ds_build(p: dict[str, Any]) -> OpParts:
-        return OpParts([Operand("operand", ttype(p["operand"], p["dtype"])), *starts(p)],
-                       [ttype(p["slice_sizes"], p["dtype"])], {"slice_sizes": array_i64(p["slice_sizes"])})
+        rec = DynamicSliceAttrs(slice_sizes=p["slice_sizes"])
+        operands = [Operand("operand", ttype(p["operand"], p["dtype"])), *starts(p)]
+        return OpParts(operands, inferred_results("stablehlo.dynamic_slice", rec, [o.type for o in operands],
+                                                  p["dtype"]), rec)
 
     register_schema(OpSchema("stablehlo.dynamic_slice", (
         shape_param("operand", (4, 5), "the tensor sliced"),
@@ -321,9 +348,10 @@ def _slicing_schemas() -> None:
         ds_build, doc="a slice of operand at run-time start indices"))
 
     def dus_build(p: dict[str, Any]) -> OpParts:
-        t = ttype(p["operand"], p["dtype"])
-        return OpParts([Operand("operand", t), Operand("update", ttype(p["update"], p["dtype"])), *starts(p)],
-                       [t])
+        operands = [Operand("operand", ttype(p["operand"], p["dtype"])),
+                    Operand("update", ttype(p["update"], p["dtype"])), *starts(p)]
+        return OpParts(operands, inferred_results("stablehlo.dynamic_update_slice", Attrs(),
+                                                  [o.type for o in operands], p["dtype"]), Attrs())
 
     register_schema(OpSchema("stablehlo.dynamic_update_slice", (
         shape_param("operand", (4, 5), "the tensor updated"),

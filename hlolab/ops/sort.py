@@ -33,6 +33,7 @@ from hlolab.ir.attrs import DenseElementsAttr
 from hlolab.ir.module import Op, Value
 from hlolab.ops.common import check_value, reject_quantized
 from hlolab.ops.compare import compare_arrays, default_compare_type, total_order_key
+from hlolab.ops.record import Attrs, InferError, attr, boolean, integer, record
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_type
 from hlolab.trace.explain import Explanation, Step
@@ -48,6 +49,22 @@ from hlolab.trace.provenance import (
 from hlolab.types import ElementType, QuantizedElementType, TensorType
 
 Less = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+@record
+class SortAttrs(Attrs):
+    dimension: int = attr(integer("dimension"), default=-1)
+    is_stable: bool = attr(boolean("is_stable"), default=False)
+
+
+def infer_sort(a: SortAttrs, types: list[Any]) -> list[TensorType]:
+    """type(results...) = type(inputs...) (C2)."""
+    if not types:
+        raise InferError("C1", "0 < size(inputs) does not hold: no inputs")
+    for i, t in enumerate(types):
+        if not isinstance(t, TensorType):
+            raise InferError("I1", f"inputs[{i}] must be a tensor, got {t}")
+    return list(types)
 
 
 # --- verify ------------------------------------------------------------------------------
@@ -71,7 +88,7 @@ def _verify_sort(ctx: OpCall) -> None:
             raise ctx.error("C3", f"all inputs and results must have one shape: {list(shape0)} and "
                             f"{list(t.shape)} differ")
     rank = types[0].rank
-    d = ctx.int("dimension", -1)
+    d = ctx.attrs.dimension
     if not -rank <= d < rank:
         raise ctx.error("C4", f"-R <= dimension < R does not hold: dimension = {d}, R = {rank}")
     _verify_comparator(ctx, types)
@@ -334,7 +351,7 @@ def sort_permutation(ctx: OpCall, inputs: list[np.ndarray]) -> tuple[np.ndarray,
 
 def adjusted_dimension(ctx: OpCall) -> int:
     """adjusted_dimension = dimension >= 0 ? dimension : rank(inputs[0]) + dimension."""
-    d = ctx.int("dimension", -1)
+    d = ctx.attrs.dimension
     return d if d >= 0 else ctx.operand_types[0].rank + d
 
 
@@ -440,7 +457,7 @@ def _explain_sort(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: in
     prov = SortProvenance([value_shape(v) for v in inputs], dim, perm, [])
     row = prov._row(idx)
     source = prov._at(idx, perm[row, idx[dim]])
-    d = ctx.int("dimension", -1)
+    d = ctx.attrs.dimension
     slice_text = ", ".join(":" if k == dim else str(i) for k, i in enumerate(idx))
     name = ctx.op.operands[result].name
     value = outputs[result][idx]
@@ -449,7 +466,7 @@ def _explain_sort(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: in
              f"(dimension = {d})", dim),
         Step("result_slice", f"[{slice_text}]", (row, slice_text)),
         Step("permutation", f"sorted position k holds the row's element permutation[k] "
-             f"({'stable' if ctx.bool('is_stable', False) else 'is_stable = false; sorted stably'})",
+             f"({'stable' if ctx.attrs.is_stable else 'is_stable = false; sorted stably'})",
              tuple(int(p) for p in perm[row])),
         Step("source position", f"permutation[result_index[{dim}] = {idx[dim]}]", int(perm[row, idx[dim]]),
              dim_roles={dim: "sorted"}),
@@ -458,8 +475,8 @@ def _explain_sort(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: in
     return Explanation(ctx.op.name, idx, steps, value, [f"comparator: {kind}"], result)
 
 
-@op("stablehlo.sort", aliases=("Sort",), verify=_verify_sort, provenance=_prov_sort,
-    explain=_explain_sort)
+@op("stablehlo.sort", aliases=("Sort",), verify=_verify_sort, attrs=SortAttrs, infer=infer_sort,
+    family="sort", provenance=_prov_sort, explain=_explain_sort)
 def sort(ctx: OpCall, *inputs: np.ndarray) -> list[np.ndarray]:
     """results_together[result_slice] = sort(inputs_together[result_slice], comparator_together)."""
     reject_quantized(ctx)
@@ -484,6 +501,7 @@ def _sort_schema() -> None:
         compare_region,
         dtype_param,
         enum_param,
+        inferred_results,
         int_param,
         register_schema,
         shape_param,
@@ -491,11 +509,11 @@ def _sort_schema() -> None:
     )
 
     def build(p: dict[str, Any]) -> OpParts:
-        t = ttype(p["input"], p["dtype"])
         n = max(1, p["num_operands"])
-        return OpParts([Operand(f"input{i}", t) for i in range(n)], [t] * n,
-                       {"dimension": f"{p['dimension']} : i64",
-                        "is_stable": "true" if p["is_stable"] else "false"},
+        operands = [Operand(f"input{i}", ttype(p["input"], p["dtype"])) for i in range(n)]
+        rec = SortAttrs(dimension=p["dimension"], is_stable=p["is_stable"])
+        return OpParts(operands, inferred_results("stablehlo.sort", rec, [o.type for o in operands],
+                                                  p["dtype"]), rec,
                        [compare_region(p["direction"], [p["dtype"]] * (2 * n))])
 
     register_schema(OpSchema("stablehlo.sort", (

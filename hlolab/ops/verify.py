@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from hlolab.errors import ExecutionError, HloLabError, VerificationError
 from hlolab.ir.module import Module, Op
-from hlolab.ops.record import infer_with, type_admits
+from hlolab.ops.record import AsDeclared, Inferred, infer_with, inferred_for, type_admits
 from hlolab.ops.registry import OpCall, lookup
 
 
@@ -37,9 +37,10 @@ def verify_op(op: Op) -> None:
                              op.loc) from e
 
 
-def check_inferred(call: OpCall, inferred: list) -> None:
+def check_inferred(call: OpCall, inferred: list[Inferred] | AsDeclared) -> None:
     """The declared result types must be the inferred ones (up to ``?`` sizes)."""
     declared = call.result_types
+    inferred = inferred_for(inferred, declared)
     if len(inferred) != len(declared):
         raise call.error(None, f"has {len(declared)} results, its operands and attributes give "
                          f"{len(inferred)}")

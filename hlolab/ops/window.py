@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,17 @@ from hlolab.ops.common import (
 )
 from hlolab.ops.compare import compare_arrays, default_compare_type
 from hlolab.ops.elementwise import _NARROW_FLOATS, _compute, _wide
+from hlolab.ops.record import (
+    Attrs,
+    ErrorFn,
+    InferError,
+    Inferred,
+    Partial,
+    attr,
+    ints,
+    pairs,
+    record,
+)
 from hlolab.ops.regions import (
     BOOL_UFUNCS,
     INT_UFUNCS,
@@ -85,7 +97,7 @@ from hlolab.trace.provenance import (
     check_index,
     value_shape,
 )
-from hlolab.types import ElementType, TensorType
+from hlolab.types import ElementType, TensorType, Type
 
 EXPLAIN_MAX_WINDOWS = 32  # select_and_scatter explain lists at most this many windows
 
@@ -151,27 +163,120 @@ class WindowParams:
         return list(np.ndindex(*self.window_dimensions))
 
 
-def _padding_pairs(ctx: OpCall, rank: int) -> tuple[tuple[int, int], ...] | np.ndarray:
-    """``padding`` as (low, high) pairs; the raw array when its shape is wrong (for C12)."""
-    if not ctx.has("padding"):
-        return tuple((0, 0) for _ in range(rank))
-    a = np.asarray(ctx.dense("padding"))
-    if a.shape != (rank, 2):
-        return a
-    return tuple((int(lo), int(hi)) for lo, hi in a.astype(np.int64))
+def _optional(codec: Any) -> Any:
+    """A window attribute the op may leave out: None when absent (the default, ones or
+    zero padding, depends on the rank)."""
+    return attr(codec, default=None)
 
 
-def reduce_window_params(ctx: OpCall, input_shape: Sequence[int]) -> WindowParams:
-    """The reduce_window attributes with the spec's defaults (strides and dilations 1,
-    padding 0) for an input of ``input_shape``."""
-    r = len(input_shape)
-    ones = (1,) * r
-    pad = _padding_pairs(ctx, r)
-    if isinstance(pad, np.ndarray):
-        raise ctx.error("C12", f"shape(padding) = {list(pad.shape)} must be [rank(inputs[0]), 2] = [{r}, 2]")
-    return WindowParams(tuple(int(s) for s in input_shape), ctx.ints("window_dimensions"),
-                        ctx.ints("window_strides", ones), ctx.ints("base_dilations", ones),
-                        ctx.ints("window_dilations", ones), pad)
+@record
+class ReduceWindowAttrs(Attrs):
+    """reduce_window's attributes (the spec's names), in the order MLIR prints them."""
+
+    base_dilations: tuple[int, ...] | None = _optional(ints("base_dilations"))
+    padding: tuple[tuple[int, int], ...] | None = _optional(pairs("padding"))
+    window_dilations: tuple[int, ...] | None = _optional(ints("window_dilations"))
+    window_dimensions: tuple[int, ...] = attr(ints("window_dimensions"))
+    window_strides: tuple[int, ...] | None = _optional(ints("window_strides"))
+
+
+@record
+class SelectAndScatterAttrs(Attrs):
+    """select_and_scatter's attributes (the spec's names; no dilations). The reference
+    interpreter lets every one default: window 1, stride 1, padding 0."""
+
+    window_dimensions: tuple[int, ...] | None = _optional(ints("window_dimensions"))
+    window_strides: tuple[int, ...] | None = _optional(ints("window_strides"))
+    padding: tuple[tuple[int, int], ...] | None = _optional(pairs("padding"))
+
+
+WindowAttrs = ReduceWindowAttrs | SelectAndScatterAttrs
+
+
+@lru_cache(maxsize=256)
+def window_params(rec: WindowAttrs, input_shape: tuple[int, ...]) -> WindowParams:
+    """The window of ``rec`` over an input of ``input_shape``, absent attributes at the
+    spec's defaults (strides and dilations 1, padding 0). The sizes are checked by verify
+    (or ``check_window``) first."""
+    ones = (1,) * len(input_shape)
+
+    def given(v: Any, default: Any) -> Any:
+        return v if v is not None else default
+
+    dilations = (rec.base_dilations, rec.window_dilations) if isinstance(rec, ReduceWindowAttrs) \
+        else (None, None)
+    return WindowParams(tuple(int(s) for s in input_shape), given(rec.window_dimensions, ones),
+                        given(rec.window_strides, ones), given(dilations[0], ones),
+                        given(dilations[1], ones), given(rec.padding, ((0, 0),) * len(input_shape)))
+
+
+def _check_sizes(err: ErrorFn, rank: int, name: str, values: Sequence[int], c_size: str,
+                 c_positive: str | None, what: str) -> None:
+    if len(values) != rank:
+        raise err(c_size, f"size({name}) = {len(values)} must equal rank({what}) = {rank} "
+                  f"({name} = {list(values)})")
+    if c_positive is not None and any(v <= 0 for v in values):
+        raise err(c_positive, f"{name} = {list(values)} must be positive (0 < {name})")
+
+
+def check_window(err: ErrorFn, p: WindowParams, labels: dict[str, tuple[str, str]], what: str) -> None:
+    """The sizes (and signs) of the window attributes against the input's rank, with the
+    op's constraint labels: ``labels[name] = (size label, positive label)``, in order."""
+    for name, (c_size, c_positive) in labels.items():
+        _check_sizes(err, p.rank, name, getattr(p, name), c_size, c_positive, what)
+
+
+def check_padding(err: ErrorFn, p: WindowParams, label: str, what: str) -> None:
+    if len(p.padding) != p.rank:
+        raise err(label, f"shape(padding) = [{len(p.padding)}, 2] must be [rank({what}), 2] = "
+                  f"[{p.rank}, 2]")
+
+
+_RW_LABELS = {"window_dimensions": ("C4", "C5"), "window_strides": ("C6", "C7"),
+              "base_dilations": ("C8", "C9"), "window_dilations": ("C10", "C11")}
+_SAS_LABELS = {"window_dimensions": ("C4", "C5"), "window_strides": ("C6", "C7")}
+
+
+def infer_reduce_window(rec: ReduceWindowAttrs, operand_types: list[Type]) -> list[Inferred]:
+    """One result per input, of the (C15) shape num_windows; the element types are the
+    body's (C16), which may be wider than the inputs' (is_promotable), so left open here."""
+    n = len(operand_types) // 2
+    if n == 0 or len(operand_types) != 2 * n:
+        raise InferError("C1", f"0 < size(inputs) = size(init_values) does not hold: "
+                         f"{len(operand_types)} operands")
+    if not all(isinstance(t, TensorType) for t in operand_types):
+        raise InferError("I1", "inputs and init_values must be tensors")
+    shape0 = operand_types[0].shape  # type: ignore[union-attr]
+    for t in operand_types[1:n]:
+        if not shapes_compatible(t.shape, shape0):  # type: ignore[union-attr]
+            raise InferError("C2", f"same(shape(inputs...)) does not hold: {t} and {operand_types[0]}")
+    known = tuple(0 if d is None else d for d in shape0)  # sizes stand in for ? (result ? there)
+    p = window_params(rec, known)
+    check_window(InferError, p, _RW_LABELS, "inputs[0]")
+    check_padding(InferError, p, "C12", "inputs[0]")
+    shape = tuple(None if d is None else w for d, w in zip(shape0, p.num_windows, strict=True))
+    return [Partial(shape) for _ in range(n)]
+
+
+def infer_select_and_scatter(rec: SelectAndScatterAttrs, operand_types: list[Type]) -> list[Inferred]:
+    """The operand's shape (C11); the element type is the scatter region's (C12), which may
+    be wider than the operand's (is_promotable), so left open here."""
+    if len(operand_types) != 3:
+        raise InferError(None, f"select_and_scatter takes (operand, source, init_value), got "
+                         f"{len(operand_types)} operands")
+    operand = operand_types[0]
+    if not isinstance(operand, TensorType):
+        raise InferError("I1", f"operand must be a tensor, got {operand}")
+    return [Partial(operand.shape)]
+
+
+def source_shape(rec: SelectAndScatterAttrs, operand_shape: Sequence[int]) -> tuple[int, ...]:
+    """The (C2) shape of select_and_scatter's source: num_windows of the operand; InferError
+    when the window attributes do not fit the operand's rank."""
+    p = window_params(rec, tuple(operand_shape))
+    check_window(InferError, p, _SAS_LABELS, "operand")
+    check_padding(InferError, p, "C8", "operand")
+    return p.num_windows
 
 
 def window_layout(params: WindowParams | OpCall, result_index: Sequence[int],
@@ -187,7 +292,7 @@ def window_layout(params: WindowParams | OpCall, result_index: Sequence[int],
             assert isinstance(t, TensorType)
             input_shape = t.shape  # type: ignore[assignment]
         assert input_shape is not None
-        params = reduce_window_params(params, input_shape)
+        params = window_params(params.attrs, tuple(input_shape))
     kinds = _position_kinds(params, tuple(np.asarray(i, np.int64) for i in result_index))
     return np.where(kinds == 0, "operand", np.where(kinds == 1, "padding", "hole"))
 
@@ -275,15 +380,6 @@ def combine_step(kind: str, et: ElementType, a: np.ndarray, b: np.ndarray) -> np
 
 # --- reduce_window: verification ---------------------------------------------------------
 
-def _check_sizes(ctx: OpCall, rank: int, name: str, values: Sequence[int], c_size: str,
-                 c_positive: str | None, what: str) -> None:
-    if len(values) != rank:
-        raise ctx.error(c_size, f"size({name}) = {len(values)} must equal rank({what}) = {rank} "
-                        f"({name} = {list(values)})")
-    if c_positive is not None and any(v <= 0 for v in values):
-        raise ctx.error(c_positive, f"{name} = {list(values)} must be positive (0 < {name})")
-
-
 def _region_signature(region: Region) -> tuple[list[Any], list[Any] | None, str]:
     block = region.entry
     got = [a.type for a in block.args]
@@ -298,25 +394,16 @@ def _verify_reduce_window(ctx: OpCall) -> None:
     inputs, _ = check_inputs_and_inits(ctx, "C1", "C2", "C3")
     shape0 = inputs[0].shape
     r = len(shape0)
-    ones = (1,) * r
-    wd = ctx.ints("window_dimensions")
-    _check_sizes(ctx, r, "window_dimensions", wd, "C4", "C5", "inputs[0]")
-    _check_sizes(ctx, r, "window_strides", ctx.ints("window_strides", ones), "C6", "C7", "inputs[0]")
-    _check_sizes(ctx, r, "base_dilations", ctx.ints("base_dilations", ones), "C8", "C9", "inputs[0]")
-    _check_sizes(ctx, r, "window_dilations", ctx.ints("window_dilations", ones), "C10", "C11",
-                 "inputs[0]")
+    p = window_params(ctx.attrs, tuple(0 if d is None else d for d in shape0))
+    check_window(ctx.error, p, _RW_LABELS, "inputs[0]")
     es = check_combiner_types(ctx, inputs, "C13")
-    pad = _padding_pairs(ctx, r)
-    if isinstance(pad, np.ndarray):
-        raise ctx.error("C12", f"shape(padding) = {list(pad.shape)} must be [rank(inputs[0]), 2] "
-                        f"= [{r}, 2]")
+    check_padding(ctx.error, p, "C12", "inputs[0]")
     results = [per_tensor_type(ctx, t, "C14", f"results[{i}]") for i, t in enumerate(ctx.result_types)]
     for i, t in enumerate(results):
         if not shapes_compatible(t.shape, results[0].shape):
             raise ctx.error("C14", f"same(shape(results...)) does not hold: results[{i}] is {t}, "
                             f"results[0] is {results[0]}")
     if all(s is not None for s in shape0):
-        p = reduce_window_params(ctx, shape0)  # type: ignore[arg-type]
         want_shape = p.num_windows
         if results[0].rank != r or not all(dims_fit(a, b) for a, b in zip(results[0].shape, want_shape,
                                                                        strict=True)):
@@ -427,6 +514,7 @@ def _reduce_window_inputs(ctx: OpCall, operands: Sequence[Any]):
 
 
 @op("stablehlo.reduce_window", aliases=("ReduceWindow",), verify=_verify_reduce_window,
+    attrs=ReduceWindowAttrs, infer=infer_reduce_window, family="window",
     provenance=lambda ctx, inputs, outputs: reduce_window_provenance(ctx, inputs, outputs),
     explain=lambda ctx, inputs, outputs, result, index: reduce_window_explain(
         ctx, inputs, outputs, result, index))
@@ -435,7 +523,7 @@ def reduce_window(ctx: OpCall, *operands: np.ndarray) -> list[np.ndarray]:
     padded/dilated inputs folded with body, init_values first, positions in row-major order."""
     reject_quantized(ctx)
     inputs, inits, es = _reduce_window_inputs(ctx, operands)
-    p = reduce_window_params(ctx, inputs[0].shape)
+    p = window_params(ctx.attrs, inputs[0].shape)
     out_shape = p.num_windows
     if 0 in out_shape:
         return [np.zeros(out_shape, dtype=e.dtype) for e in es]
@@ -470,7 +558,7 @@ def reduce_window_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any])
     (``pad_value``, read from init_values[k]). With a recognized body result k depends
     on input k only; any other body may mix all inputs."""
     n = len(inputs) // 2
-    p = reduce_window_params(ctx, inputs[0].shape)
+    p = window_params(ctx.attrs, inputs[0].shape)
     kinds = recognize_binary_each(ctx.op.regions[0])
     frame = tuple(max(0, s) for s in p.padded_input_shape)
     r = p.rank
@@ -522,7 +610,7 @@ def reduce_window_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], re
     idx = check_index(value_shape(outputs[result]), index, f"result #{result} index")
     xs, inits, es = _reduce_window_inputs(ctx, inputs)
     n = len(xs)
-    p = reduce_window_params(ctx, xs[0].shape)
+    p = window_params(ctx.attrs, xs[0].shape)
     kinds = recognize_binary_each(ctx.op.regions[0])
     ks = [result] if kinds is not None else list(range(n))
     window_start = _mul(idx, p.window_strides)
@@ -621,18 +709,6 @@ def reduce_window_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], re
 
 # --- select_and_scatter: verification ----------------------------------------------------
 
-def select_and_scatter_params(ctx: OpCall, operand_shape: Sequence[int]) -> WindowParams:
-    """The select_and_scatter attributes with the defaults of the reference interpreter
-    (window_dimensions and window_strides 1, padding 0); no dilations."""
-    r = len(operand_shape)
-    ones = (1,) * r
-    pad = _padding_pairs(ctx, r)
-    if isinstance(pad, np.ndarray):
-        raise ctx.error("C8", f"shape(padding) = {list(pad.shape)} must be [rank(operand), 2] = [{r}, 2]")
-    return WindowParams(tuple(int(s) for s in operand_shape), ctx.ints("window_dimensions", ones),
-                        ctx.ints("window_strides", ones), ones, ones, pad)
-
-
 def _verify_select_and_scatter(ctx: OpCall) -> None:
     types = ctx.operand_types
     if len(types) != 3 or len(ctx.result_types) != 1:
@@ -650,14 +726,10 @@ def _verify_select_and_scatter(ctx: OpCall) -> None:
         raise ctx.error("C3", f"element_type(init_value) = {init.element} must equal "
                         f"element_type(operand) = {operand.element}")
     r = operand.rank
-    ones = (1,) * r
-    _check_sizes(ctx, r, "window_dimensions", ctx.ints("window_dimensions", ones), "C4", "C5", "operand")
-    _check_sizes(ctx, r, "window_strides", ctx.ints("window_strides", ones), "C6", "C7", "operand")
-    pad = _padding_pairs(ctx, r)
-    if isinstance(pad, np.ndarray):
-        raise ctx.error("C8", f"shape(padding) = {list(pad.shape)} must be [rank(operand), 2] = [{r}, 2]")
+    p = window_params(ctx.attrs, tuple(0 if d is None else d for d in operand.shape))
+    check_window(ctx.error, p, _SAS_LABELS, "operand")
+    check_padding(ctx.error, p, "C8", "operand")
     if all(s is not None for s in operand.shape):
-        p = select_and_scatter_params(ctx, operand.shape)  # type: ignore[arg-type]
         want = p.num_windows
         if source.rank != r or not all(dims_fit(a, b) for a, b in zip(source.shape, want, strict=True)):
             raise ctx.error("C2", f"shape(source) = {list(source.shape)} must be num_windows = "
@@ -701,9 +773,12 @@ def _recognized_select(region: Region) -> tuple[str, str | None] | None:
         return None
     if len(ret.operands) != 1 or ret.operands[0] is not cmp.results[0] or len(cmp.operands) != 2:
         return None
-    call = OpCall(cmp)
-    direction = call.enum("comparison_direction")
-    ctype = call.enum("compare_type", None)
+    rec = OpCall(cmp).attrs
+    # compare's record; without one (not yet typed) select just runs as a region
+    direction = getattr(rec, "comparison_direction", None)
+    ctype = getattr(rec, "compare_type", None)
+    if direction is None:
+        return None
     a0, a1 = block.args
     if cmp.operands[0] is a0 and cmp.operands[1] is a1:
         return direction, ctype
@@ -788,6 +863,7 @@ def _check_source_shape(ctx: OpCall, p: WindowParams, source: np.ndarray) -> Non
 
 
 @op("stablehlo.select_and_scatter", aliases=("SelectAndScatter",), verify=_verify_select_and_scatter,
+    attrs=SelectAndScatterAttrs, infer=infer_select_and_scatter, family="window",
     provenance=lambda ctx, inputs, outputs: select_and_scatter_provenance(ctx, inputs, outputs),
     explain=lambda ctx, inputs, outputs, result, index: select_and_scatter_explain(
         ctx, inputs, outputs, result, index))
@@ -796,7 +872,7 @@ def select_and_scatter(ctx: OpCall, *operands: np.ndarray) -> np.ndarray:
     into the operand element select chose in its window (row-major source order)."""
     reject_quantized(ctx)
     operand, source, init_value = _sas_inputs(ctx, operands)
-    p = select_and_scatter_params(ctx, operand.shape)
+    p = window_params(ctx.attrs, operand.shape)
     _check_source_shape(ctx, p, source)
     es = _body_elements(ctx, 1)[0]
     sel = select_positions(ctx, operand, p, tuple(source.shape)).reshape(-1)
@@ -993,7 +1069,7 @@ def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
 def select_and_scatter_provenance(ctx: OpCall, inputs: list[Any],
                                   outputs: list[Any]) -> SelectAndScatterProvenance:
     operand, source, _ = inputs
-    p = select_and_scatter_params(ctx, operand.shape)
+    p = window_params(ctx.attrs, operand.shape)
     # recomputed here: O(window positions x source elements), one batched select per position
     sel = select_positions(ctx, operand, p, tuple(source.shape))
     return SelectAndScatterProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
@@ -1116,12 +1192,10 @@ def _window_schemas() -> None:
         OpParts,
         OpSchema,
         Param,
-        array_i64,
         broadcast_ints,
         broadcast_pairs,
         combiner_region,
         compare_region,
-        dense_pairs,
         dtype_param,
         enum_param,
         identity_of,
@@ -1133,42 +1207,27 @@ def _window_schemas() -> None:
     )
     from hlolab.types import element_type
 
-    def window(p: dict[str, Any], shape_key: str) -> WindowParams:
+    def window(p: dict[str, Any], shape_key: str) -> dict[str, Any]:
         n = len(p[shape_key])
-        return WindowParams(tuple(p[shape_key]), broadcast_ints(p["window"], n),
-                            broadcast_ints(p["stride"], n), broadcast_ints(p.get("base_dilation", (1,)), n),
-                            broadcast_ints(p.get("window_dilation", (1,)), n),
-                            broadcast_pairs(p["padding"], n))
-
-    def window_attrs(w: WindowParams, dilations: bool) -> dict[str, str]:
-        attrs = {"window_dimensions": array_i64(w.window_dimensions),
-                 "window_strides": array_i64(w.window_strides)}
-        if dilations:
-            attrs |= {"base_dilations": array_i64(w.base_dilations),
-                      "window_dilations": array_i64(w.window_dilations)}
-        return attrs | {"padding": dense_pairs(w.padding) if w.padding else "dense<0> : tensor<0x2xi64>"}
+        return {"window_dimensions": broadcast_ints(p["window"], n),
+                "window_strides": broadcast_ints(p["stride"], n), "padding": broadcast_pairs(p["padding"], n)}
 
     def init_operand(p: dict[str, Any]) -> Operand:
         init = p["init"] if p["init"] is not None else identity_of(p["body"], element_type(p["dtype"]))
         return Operand("init_value", ttype((), p["dtype"]), scalar(init, p["dtype"]))
 
-    def geometry(p: dict[str, Any], shape_key: str) -> tuple[WindowParams | None, list[Any]]:
-        """The window and the inferred num_windows type; on bad parameters a placeholder type
-        (verification then reports the broken constraint)."""
-        try:
-            w = window(p, shape_key)
-        except (ValueError, TypeError, IndexError):
-            return None, [ttype((), p["dtype"])]
-        try:
-            return w, [ttype(w.num_windows, p["dtype"])]
-        except (ValueError, ZeroDivisionError):
-            return w, [ttype((), p["dtype"])]
-
     def rw_build(p: dict[str, Any]) -> OpParts:
-        w, results = geometry(p, "input")
-        attrs = window_attrs(w, True) if w else {"window_dimensions": array_i64(p["window"])}
-        return OpParts([Operand("input", ttype(p["input"], p["dtype"])), init_operand(p)], results, attrs,
-                       [combiner_region(p["body"], p["dtype"])])
+        n = len(p["input"])
+        rec = ReduceWindowAttrs(base_dilations=broadcast_ints(p["base_dilation"], n),
+                                window_dilations=broadcast_ints(p["window_dilation"], n),
+                                **window(p, "input"))
+        operands = [Operand("input", ttype(p["input"], p["dtype"])), init_operand(p)]
+        try:  # the body keeps the element type: only the shape is inferred
+            inferred = infer_reduce_window(rec, [o.type for o in operands])
+            results = [ttype(t.shape, p["dtype"]) for t in inferred]
+        except InferError:  # a placeholder: verification names the broken constraint
+            results = [ttype((), p["dtype"])]
+        return OpParts(operands, results, rec, [combiner_region(p["body"], p["dtype"])])
 
     common = (
         ints_param("window", (2,), "window_dimensions: one size for every dim, or one per dim"),
@@ -1191,13 +1250,16 @@ def _window_schemas() -> None:
         rw_build, doc="reduce each window of input with the body"))
 
     def sas_build(p: dict[str, Any]) -> OpParts:
-        w, src = geometry(p, "operand")
-        attrs = window_attrs(w, False) if w else {"window_dimensions": array_i64(p["window"])}
+        rec = SelectAndScatterAttrs(**window(p, "operand"))
         operand = ttype(p["operand"], p["dtype"])
+        try:
+            source = ttype(source_shape(rec, p["operand"]), p["dtype"])
+        except InferError:  # a placeholder: verification names the broken constraint
+            source = ttype((), p["dtype"])
         regions = [compare_region(p["select"], [p["dtype"], p["dtype"]]),
                    combiner_region(p["body"], p["dtype"])]
-        return OpParts([Operand("operand", operand), Operand("source", src[0]), init_operand(p)], [operand],
-                       attrs, regions)
+        return OpParts([Operand("operand", operand), Operand("source", source), init_operand(p)], [operand],
+                       rec, regions)
 
     register_schema(OpSchema("stablehlo.select_and_scatter", (
         shape_param("operand", (4, 4), "the tensor windows select from"),

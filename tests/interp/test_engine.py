@@ -189,3 +189,82 @@ def test_evaluator_value_count_is_checked():
         normalize_outputs(object(), 2)
     with pytest.raises(ExecutionError, match="produced 3 values for its 2 results"):
         normalize_outputs([1, 2, 3], 2)
+
+
+def test_control_records_and_result_types():
+    from hlolab.ir.attrs import DictAttr, IntegerAttr, StringAttr, SymbolRefAttr, UnitAttr
+    from hlolab.ops.control import (
+        CallAttrs,
+        CompositeAttrs,
+        infer_branches,
+        infer_call,
+        infer_token,
+        infer_while,
+    )
+    from hlolab.ops.record import type_admits
+    from hlolab.types import TokenType, element_type, tensor_type
+
+    def err(constraint, message):
+        return ValueError(message)
+
+    call = CallAttrs.from_ir({"callee": SymbolRefAttr(("twice",)), "no_inline": UnitAttr()}, err)
+    assert (call.callee, call.no_inline, call.arg_attrs) == ("twice", True, None)
+    assert call.to_ir() == {"callee": SymbolRefAttr(("twice",)), "no_inline": UnitAttr()}
+    with pytest.raises(ValueError, match="missing attribute 'callee'"):
+        CallAttrs.from_ir({}, err)
+    attrs = {"name": StringAttr("my.add"), "decomposition": SymbolRefAttr(("add_impl",)),
+             "version": IntegerAttr(2, element_type("i32"))}
+    comp = CompositeAttrs.from_ir(attrs, err)
+    assert (comp.name, comp.decomposition, comp.version, comp.composite_attributes) == (
+        "my.add", "add_impl", 2, DictAttr(()))
+    assert comp.to_ir() == attrs  # composite_attributes at its default stays unwritten
+
+    i, t = tensor_type((), "i64"), tensor_type((2, 3), "f32")
+    assert infer_while(None, [i, t, TokenType()]) == [i, t, TokenType()]
+    (token,) = infer_token(None, [TokenType(), TokenType()])
+    assert type_admits(token, TokenType()) and not type_admits(token, i)
+    # the branches' / the callee's results: as many as declared, of any type
+    for out in (infer_branches(None, [tensor_type((), "i1")]), infer_call(call, [i])):
+        assert out.expand(0) == [] and all(type_admits(e, t) for e in out.expand(2))
+
+
+def test_if_and_case_branches_must_return_the_result_types():
+    from hlolab.errors import VerificationError
+
+    text = """
+    func.func @main(%p: tensor<i1>, %k: tensor<i32>) -> tensor<i32> {
+      %c = stablehlo.constant dense<5> : tensor<i32>
+      %d = stablehlo.constant dense<5> : tensor<i64>
+      %r = "stablehlo.if"(%p) ({
+        stablehlo.return %c : tensor<i32>
+      }, {
+        stablehlo.return %c : tensor<i32>
+      }) : (tensor<i1>) -> tensor<i32>
+      %s = "stablehlo.case"(%k) ({
+        stablehlo.return %c : tensor<i32>
+      }, {
+        stablehlo.return %r : tensor<i32>
+      }) : (tensor<i32>) -> tensor<i32>
+      return %s : tensor<i32>
+    }"""
+    args = [np.array(True), np.array(1, np.int32)]
+    assert int(Interpreter(parse_module(text)).run(None, args)[0]) == 5
+
+    def error(bad: str) -> VerificationError:
+        with pytest.raises(VerificationError) as e:
+            Interpreter(parse_module(bad)).run(None, args)
+        return e.value
+
+    e = error(text.replace("stablehlo.return %c : tensor<i32>\n      }) : (tensor<i1>)",
+                           "stablehlo.return %d : tensor<i64>\n      }) : (tensor<i1>)"))
+    assert (e.op, e.constraint) == ("stablehlo.if", "C2")
+    assert "output_types(false_branch) = (tensor<i64>) must equal output_types(true_branch) = " \
+           "(tensor<i32>)" in str(e)
+    e = error(text.replace("}) : (tensor<i1>) -> tensor<i32>", "}) : (tensor<i1>) -> tensor<2xi32>")
+              .replace("%r : tensor<i32>", "%c : tensor<i32>"))
+    assert (e.op, e.constraint) == ("stablehlo.if", "C3")
+    e = error(text.replace("stablehlo.return %r : tensor<i32>", "stablehlo.return %d : tensor<i64>"))
+    assert (e.op, e.constraint) == ("stablehlo.case", "C3")
+    e = error(text.replace("}) : (tensor<i32>) -> tensor<i32>\n      return %s : tensor<i32>",
+                           "}) : (tensor<i32>) -> tensor<i64>\n      return %c : tensor<i32>"))
+    assert (e.op, e.constraint) == ("stablehlo.case", "C4")

@@ -226,7 +226,7 @@ def test_probe_records_each_run_and_passes_the_value_through():
     with pytest.raises(CheckFailure, match="no value recorded by probe \"q\""):
         run(serialized, [x2], {"probe_id": StringAttr("q")}, [], state)
     with pytest.raises(CheckFailure, match="element types differ: got i64, expected i32"):
-        run(serialized, [x2.astype(np.int32)], {"probe_id": StringAttr("p"), "iter": IntegerAttr(1)},
+        run(serialized, [x2.astype(np.int32)], {"probe_id": StringAttr("p"), "iteration": IntegerAttr(1)},
             [], state)
 
 
@@ -379,3 +379,73 @@ def test_print_matches_the_stablehlo_interpreter_output():
         printed = format_printed(parse_dense(body, t), t)
         # FileCheck compares lines with leading/trailing blanks ignored
         assert [ln.strip() for ln in printed.splitlines()] == lines, (type_text, printed)
+
+
+# --------------------------------------------------------------------------
+# attribute records and result types
+# --------------------------------------------------------------------------
+
+def _no_error(constraint, message):
+    return ValueError(message)
+
+
+def test_check_records_defaults_and_names():
+    from hlolab.ops.check import (
+        ExpectAlmostEqConstAttrs,
+        ExpectCloseAttrs,
+        ExpectSerializedEqAttrs,
+    )
+
+    close = ExpectCloseAttrs.from_ir({"max_ulp_difference": IntegerAttr(3, element_type("ui64"))}, _no_error)
+    assert (close.max_ulp_difference, close.min_ulp_difference) == (3, 0)
+    assert close.to_ir() == {"max_ulp_difference": IntegerAttr(3, element_type("ui64"))}
+    assert ExpectCloseAttrs.from_ir({}, _no_error).max_ulp_difference == 1
+    ser = ExpectSerializedEqAttrs.from_ir({"probe_id": StringAttr("p")}, _no_error)
+    assert (ser.probe_id, ser.iteration) == ("p", 0)
+    value = const("[1.0, 2.0]", (2,), "f32")
+    almost = ExpectAlmostEqConstAttrs.from_ir({"value": value}, _no_error)
+    assert almost.tolerance == 1e-4 and almost.value is value
+    assert list(almost.to_ir()) == ["value"]
+
+
+def test_expect_eq_const_value_must_be_dense():
+    with pytest.raises(VerificationError, match="attribute 'value' must be a dense elements attribute"):
+        check("check.expect_eq_const", np.array([1], np.int32), value=IntegerAttr(1))
+    with pytest.raises(VerificationError, match="missing attribute 'value'"):
+        check("check.expect_eq_const", np.array([1], np.int32))
+
+
+def test_check_ops_infer_no_results_and_probe_passes_its_type_through():
+    from hlolab.ops.check import ProbeAttrs, infer_check, infer_print, infer_probe
+    from hlolab.ops.record import InferError
+    from hlolab.ops.registry import lookup
+
+    t = tensor_type((2, 3), "f32")
+    for name in ("check.expect_eq", "check.expect_eq_const", "check.expect_almost_eq",
+                 "check.expect_almost_eq_const", "check.expect_close", "check.expect_serialized_eq"):
+        d = lookup(name)
+        assert d.infer is infer_check and d.family == "check"
+    assert infer_check(None, [t, t]) == []
+    assert infer_probe(ProbeAttrs(probe_id="p"), [t]) == [t]
+    with pytest.raises(InferError):
+        infer_probe(ProbeAttrs(probe_id="p"), [t, t])
+    # print has no result now and had the operand's type as one in older StableHLO
+    printed = infer_print(None, [t])
+    assert printed.expand(0) == [] and printed.expand(1) == [t]
+
+
+def test_custom_call_record_keeps_every_attribute_as_written():
+    from hlolab.ir.attrs import ArrayAttr, BoolAttr, DictAttr
+    from hlolab.ops.check import CustomCallAttrs, infer_custom_call
+    from hlolab.ops.record import type_admits
+
+    attrs = {"call_target_name": StringAttr("check.eq"), "has_side_effect": BoolAttr(True),
+             "backend_config": DictAttr((("k", IntegerAttr(1)),)),
+             "api_version": IntegerAttr(4, element_type("i32")),
+             "result_layouts": ArrayAttr(())}
+    rec = CustomCallAttrs.from_ir(attrs, _no_error)
+    assert (rec.call_target_name, rec.has_side_effect, rec.api_version) == ("check.eq", True, 4)
+    assert rec.to_ir() == attrs
+    assert CustomCallAttrs.from_ir({}, _no_error).call_target_name == ""
+    (each,) = infer_custom_call(rec, []).expand(1)
+    assert type_admits(each, tensor_type((), "i1"))

@@ -13,10 +13,12 @@ from hypothesis import strategies as st
 
 from hlolab.errors import NotImplementedOpError, VerificationError
 from hlolab.interp.single import apply_op, build_op, evaluate_op
-from hlolab.ir.attrs import EnumAttr
+from hlolab.ir.attrs import EnumAttr, IntegerAttr
 from hlolab.numerics import from_bits
-from hlolab.ops.compare import total_order_key
+from hlolab.ops.compare import CompareAttrs, total_order_key
+from hlolab.ops.record import Attrs, InferError, type_admits
 from hlolab.ops.registry import OpCall, lookup
+from hlolab.ops.verify import verify_op
 from hlolab.trace.provenance import Source, Target
 from hlolab.types import (
     ALL_ELEMENT_TYPE_NAMES,
@@ -415,3 +417,105 @@ def test_rank0_results_are_rank0_arrays(name):
 def test_select_provenance_rank0_result():
     p = provenance("stablehlo.select", [np.array(True), np.array(1.0), np.array(2.0)], [t((), "f64")])
     assert p.sources(0, ()) == [Source(0, (), "control"), Source(1, (), "copy")]
+
+
+# --- records and result type inference ---------------------------------------------------
+
+def infer(name: str, *operand_types: Any, attributes: dict | None = None) -> list:
+    opdef = lookup(f"stablehlo.{name}")
+    op = build_op(opdef.name, [], attributes or {}, [], list(operand_types))
+    return opdef.infer(OpCall(op).attrs, list(operand_types))
+
+
+def infer_fails(label: str | None, name: str, *operand_types: Any) -> str:
+    with pytest.raises(InferError) as info:
+        infer(name, *operand_types, attributes=attrs("EQ") if name == "compare" else None)
+    assert info.value.constraint == label, info.value.message
+    return info.value.message
+
+
+def quant(shape: tuple[int, ...], scale: float, storage: str = "i8") -> TensorType:
+    return TensorType(shape, QuantizedElementType(element_type(storage), element_type("f32"), (scale,), (0,)))
+
+
+def test_families_and_records():
+    assert {lookup(f"stablehlo.{n}").family for n in ("compare", "select", "clamp")} == {"compare"}
+    assert lookup("stablehlo.select").attrs is Attrs and lookup("stablehlo.clamp").attrs is Attrs
+    assert CompareAttrs.ir_names() == {"comparison_direction", "compare_type"}
+
+
+def test_compare_record_reads_and_writes_the_enums():
+    def record(a: dict) -> CompareAttrs:
+        return CompareAttrs.from_ir(a, lambda c, m: VerificationError("stablehlo.compare", c, m))
+
+    rec = record(attrs("GE"))
+    assert (rec.comparison_direction, rec.compare_type) == ("GE", None)
+    assert rec.to_ir() == attrs("GE")  # no compare_type written when the text had none
+    rec = record(attrs("LT", "TOTALORDER"))
+    assert (rec.comparison_direction, rec.compare_type) == ("LT", "TOTALORDER")
+    assert rec.to_ir() == attrs("LT", "TOTALORDER")
+    assert CompareAttrs(comparison_direction="NE", compare_type="SIGNED").to_ir() == attrs("NE", "SIGNED")
+    with pytest.raises(VerificationError, match="attribute 'comparison_direction' must be an enum"):
+        record({"comparison_direction": IntegerAttr(1, element_type("i64"))})
+    with pytest.raises(VerificationError, match="attribute 'compare_type' must be an enum"):
+        record({**attrs("EQ"), "compare_type": EnumAttr("stablehlo", "comparison_direction", "EQ")})
+
+
+def test_compare_reads_its_record_once():
+    x = np.array([1.0, 2.0], np.float32)
+    op = build_op("stablehlo.compare", [x, x], attrs("LE", "TOTALORDER"), [t((2,), "i1")])
+    call = OpCall(op)
+    assert evaluate_op(op, [x, x + 1], call)[0].tolist() == [True, True]
+    assert op.record == CompareAttrs(comparison_direction="LE", compare_type="TOTALORDER")
+
+
+def test_infer_compare():
+    got = infer("compare", t((None, 3), "f32"), t((2, None), "f32"), attributes=attrs("LT"))
+    assert got == [t((2, 3), "i1")]
+    assert infer("compare", t((), "si32"), t((), "i32"), attributes=attrs("EQ")) == [t((), "i1")]
+    assert "f32" in infer_fails("C1", "compare", t((2,), "f32"), t((2,), "f64"))
+    infer_fails("C2", "compare", t((2,), "f32"), t((3,), "f32"))
+    infer_fails(None, "compare", t((2,), "f32"))
+
+
+def test_infer_select_ignores_a_rank0_pred():
+    f32 = t((None, 3), "f32")
+    assert infer("select", t((), "i1"), f32, t((2, None), "f32")) == [t((2, 3), "f32")]
+    assert infer("select", t((2, None), "i1"), t((None, None), "f32"), f32) == [t((2, 3), "f32")]
+    infer_fails("I1", "select", t((), "i8"), f32, f32)
+    assert "shape(pred) = [3]" in infer_fails("C1", "select", t((3,), "i1"), f32, f32)
+    infer_fails("C2", "select", t((), "i1"), f32, t((None, 3), "f64"))
+    infer_fails("C2", "select", t((), "i1"), f32, t((None, 4), "f32"))
+    (got,) = infer("select", t((), "i1"), quant((2,), 0.5), quant((2,), 2.0))
+    assert type_admits(got, quant((2,), 4.0)) and not type_admits(got, quant((2,), 0.5, "i16"))
+    infer_fails("C2", "select", t((), "i1"), quant((2,), 0.5), quant((2,), 0.5, "i16"))
+
+
+def test_infer_clamp_ignores_rank0_bounds():
+    x = t((None, 2), "i32")
+    assert infer("clamp", t((), "i32"), x, t((), "i32")) == [x]
+    assert infer("clamp", t((3, None), "i32"), x, t((), "i32")) == [t((3, 2), "i32")]
+    assert infer("clamp", t((), "i32"), x, t((3, 2), "i32")) == [t((3, 2), "i32")]
+    assert "shape(min) = [4, 2]" in infer_fails("C1", "clamp", t((4, 2), "i32"), t((3, 2), "i32"),
+                                                 t((), "i32"))
+    infer_fails("C2", "clamp", t((), "i32"), t((3, 2), "i32"), t((2,), "i32"))
+    infer_fails("C3", "clamp", t((), "i32"), x, t((), "i64"))
+    # each bound fits the dynamic operand, but not each other
+    infer_fails(None, "clamp", t((3, 2), "i32"), x, t((4, 2), "i32"))
+    (got,) = infer("clamp", quant((), 1.0), quant((3,), 0.5), quant((), 2.0))
+    assert type_admits(got, quant((3,), 0.25)) and not type_admits(got, t((3,), "i8"))
+
+
+def test_verification_relates_every_operand_through_infer():
+    # lhs is dynamic: (C2)'s pairs each fit, but rhs fixes the size at 2
+    op = build_op("stablehlo.compare", [], attrs("EQ"), [t((3,), "i1")], [t((None,), "f32"), t((2,), "f32")])
+    with pytest.raises(VerificationError, match=r"declared tensor<3xi1>, its operands and attributes "
+                       r"give tensor<2xi1>"):
+        verify_op(op)
+    op = build_op("stablehlo.clamp", [], {}, [t((None,), "f32")],
+                  [t((2,), "f32"), t((None,), "f32"), t((3,), "f32")])
+    with pytest.raises(VerificationError, match=r"shape\(operand\) = \[None\], shape\(min\) = \[2\], "
+                       r"shape\(max\) = \[3\] must be equal"):
+        verify_op(op)
+    verify_op(build_op("stablehlo.select", [], {}, [t((2,), "f32")],
+                       [t((), "i1"), t((None,), "f32"), t((2,), "f32")]))

@@ -27,8 +27,9 @@ def ttype(shape, e: str) -> str:
 
 
 def dot_program(ls, rs, le, oe, lb=(), rb=(), lc=(), rc=(), extra: str = "") -> str:
-    from hlolab.ops.contraction import DotDims
-    d = DotDims(tuple(lb), tuple(rb), tuple(lc), tuple(rc))
+    from hlolab.ops.contraction import DotGeneralAttrs
+    d = DotGeneralAttrs(lhs_batching_dimensions=tuple(lb), rhs_batching_dimensions=tuple(rb),
+                        lhs_contracting_dimensions=tuple(lc), rhs_contracting_dimensions=tuple(rc))
     out = ([ls[x] for x in lb] + [ls[x] for x in d.lhs_result_dimensions(len(ls))]
            + [rs[x] for x in d.rhs_result_dimensions(len(rs))])
     lt, rt, ot = ttype(ls, le), ttype(rs, le), ttype(out, oe)
@@ -601,3 +602,58 @@ def test_conv_quantized_is_not_implemented():
     with pytest.raises(NotImplementedOpError, match="quantized"):
         Interpreter(parse_module(text)).run(None, [np.ones((1, 4, 4, 1), np.int8),
                                                    np.ones((3, 3, 1, 1), np.int8)])
+
+
+# --- records and result-type inference ----------------------------------------------------
+
+def _op_of(text: str, name: str):
+    return next(o for o in parse_module(text).funcs[0].body.blocks[0].ops if o.name == name)
+
+
+def test_dot_general_record_and_infer():
+    from hlolab.ops.contraction import DotAttrs, DotGeneralAttrs, infer_dot, infer_dot_general
+    from hlolab.ops.record import InferError, Partial
+    from hlolab.ops.registry import OpCall
+    from hlolab.types import tensor_type
+
+    text = dot_program((2, 3, 4), (2, 4, 5), "i8", "i32", lb=[0], rb=[0], lc=[2], rc=[1])
+    rec = OpCall(_op_of(text, "stablehlo.dot_general")).attrs
+    assert isinstance(rec, DotGeneralAttrs)
+    assert (rec.lhs_batching_dimensions, rec.lhs_contracting_dimensions) == ((0,), (2,))
+    assert rec.precision_config is None and rec.algorithm is None
+    lhs, rhs = tensor_type((2, None, 4), "i8"), tensor_type((None, 4, 5), "i8")
+    # batch + lhs free + rhs free; the element is the declared result's (i8 x i8 -> i32)
+    assert infer_dot_general(rec, [lhs, rhs]) == [Partial((2, None, 5))]
+    with pytest.raises(InferError) as e:
+        infer_dot_general(rec.replace(lhs_contracting_dimensions=(3,)), [lhs, rhs])
+    assert e.value.constraint == "C6"
+    legacy = DotAttrs()
+    assert infer_dot(legacy, [tensor_type((2, 3), "f32"), tensor_type((3,), "f32")]) == [Partial((2,))]
+    with pytest.raises(InferError, match="rank-1 or rank-2"):
+        infer_dot(legacy, [tensor_type((2, 3, 3), "f32"), tensor_type((3,), "f32")])
+
+
+def test_conv_record_and_infer():
+    from hlolab.ops.contraction import infer_conv
+    from hlolab.ops.record import InferError, Partial
+    from hlolab.ops.registry import OpCall
+    from hlolab.types import tensor_type
+
+    text = conv_program((1, 4, 4, 1), (3, 3, 1, 1), "i64", "i64", (1, 2, 2, 1), NHWC, (4, 4),
+                        ((0, 0), (0, 0)), (2, 2), (1, 1), (False, False))
+    rec = OpCall(_op_of(text, "stablehlo.convolution")).attrs
+    assert rec.window_strides == (4, 4) and rec.padding == ((0, 0), (0, 0))
+    assert rec.input_spatial_dimensions == (1, 2) and rec.kernel_output_feature_dimension == 3
+    types = [tensor_type((1, 4, 4, 1), "i64"), tensor_type((3, 3, 1, 1), "i64")]
+    assert infer_conv(rec, types) == [Partial((1, 2, 2, 1))]  # the spec's example
+    # absent window attributes take the spec's defaults: stride 1, no padding or dilation
+    bare = rec.replace(window_strides=None, padding=None, lhs_dilation=None)
+    assert infer_conv(bare, types) == [Partial((1, 2, 2, 1))]
+    with pytest.raises(InferError) as e:
+        infer_conv(rec.replace(window_strides=(0, 1)), types)
+    assert e.value.constraint == "C3"
+    dyn = conv_program((1, 4, 4, 1), (3, 3, 1, 1), "i64", "i64", (1, 2, 2, 1), NHWC, (4, 4),
+                       ((1, 1), (1, 1)), (2, 2), (1, 1), (False, False), dynamic=True)
+    drec = OpCall(_op_of(dyn, "stablehlo.dynamic_conv")).attrs
+    # the spatial sizes depend on the padding operand's value
+    assert infer_conv(drec, [*types, tensor_type((2, 2), "i64")]) == [Partial((1, None, None, 1))]

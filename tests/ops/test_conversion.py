@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 
 from hlolab.errors import NotImplementedOpError, UnsupportedError, VerificationError
 from hlolab.interp.single import apply_op, build_op, evaluate_op
+from hlolab.ops.record import Attrs, InferError, Partial, type_admits
 from hlolab.ops.registry import OpCall, lookup
+from hlolab.ops.verify import verify_op
 from hlolab.trace.provenance import Source, Target
-from hlolab.types import QuantizedElementType, TensorType, element_type, tensor_type
+from hlolab.types import QuantizedElementType, TensorType, TupleType, element_type, tensor_type
 
 
 def t(shape: tuple[int | None, ...], elem: Any) -> TensorType:
@@ -440,3 +442,87 @@ def test_rank0_bitcasts_and_their_provenance():
     assert pieces.tolist() == [0, 0, 0x80, 0x3F]
     p = provenance("stablehlo.bitcast_convert", [np.zeros((), np.float32)], [t((4,), "ui8")])
     assert p.sources(0, (2,)) == [Source(0, (), "copy")]
+
+
+# --- records and result type inference ---------------------------------------------------
+
+def infer(name: str, *operand_types: Any) -> list:
+    opdef = lookup(f"stablehlo.{name}")
+    return opdef.infer(opdef.attrs(), list(operand_types))
+
+
+def infer_fails(label: str | None, name: str, *operand_types: Any) -> str:
+    with pytest.raises(InferError) as info:
+        infer(name, *operand_types)
+    assert info.value.constraint == label, info.value.message
+    return info.value.message
+
+
+@pytest.mark.parametrize("name", ["convert", "bitcast_convert", "complex", "real", "imag"])
+def test_conversions_have_no_attributes(name):
+    opdef = lookup(f"stablehlo.{name}")
+    assert opdef.family == "conversion" and opdef.attrs is Attrs
+
+
+def test_infer_convert_fixes_the_shape_not_the_element():
+    (got,) = infer("convert", t((2, None), "i32"))
+    assert got == Partial((2, None), None)
+    assert type_admits(got, t((2, 5), "f32")) and type_admits(got, t((2, None), "complex<f64>"))
+    assert not type_admits(got, t((3, 5), "f32")) and not type_admits(got, t((2,), "i32"))
+    infer_fails("I1", "convert", TupleType((t((2,), "i32"),)))
+    infer_fails(None, "convert")
+
+
+def test_infer_bitcast_admits_what_c1_and_c2_allow():
+    (split,) = infer("bitcast_convert", t((), "f64"))  # the spec's example
+    assert type_admits(split, t((4,), "f16")) and type_admits(split, t((8,), "ui8"))
+    assert type_admits(split, t((), "i64")) and type_admits(split, t((None,), "f16"))
+    assert not type_admits(split, t((3,), "f16")) and not type_admits(split, t((), "f16"))
+    assert not type_admits(split, t((), "complex<f32>"))  # (C2)
+    (join,) = infer("bitcast_convert", t((2, 4), "ui8"))
+    assert type_admits(join, t((2,), "f32")) and not type_admits(join, t((2, 4), "f32"))
+    assert not type_admits(join, t((2,), "f64"))  # 4 bytes do not make an f64
+    (cplx,) = infer("bitcast_convert", t((3,), "complex<f64>"))
+    assert type_admits(cplx, t((3, 2), "complex<f32>")) and not type_admits(cplx, t((3, 2), "f64"))
+
+
+def test_bitcast_shape_of_the_schema():
+    from hlolab.ops.conversion import bitcast_shape
+
+    assert bitcast_shape((3,), 32, 8) == (3, 4)
+    assert bitcast_shape((2, 4), 8, 32) == (2,)
+    assert bitcast_shape((2, 3), 32, 32) == (2, 3)
+    assert bitcast_shape((2, 3), 8, 32) is None  # the last dim must hold 4 bytes
+    assert bitcast_shape((), 8, 32) is None
+    assert bitcast_shape((2,), 8, 6) is None  # 6-bit pieces do not divide a byte
+
+
+def test_infer_complex():
+    assert infer("complex", t((2,), "f32"), t((2,), "f32")) == [t((2,), "complex<f32>")]
+    assert infer("complex", t((None, 3), "f64"), t((2, None), "f64")) == [t((2, 3), "complex<f64>")]
+    assert "f32 or f64" in infer_fails("I1", "complex", t((2,), "f16"), t((2,), "f16"))
+    infer_fails("I1", "complex", t((2,), "i32"), t((2,), "i32"))
+    infer_fails("C1", "complex", t((2,), "f32"), t((2,), "f64"))
+    infer_fails("C1", "complex", t((2,), "f32"), t((3,), "f32"))
+    infer_fails(None, "complex", t((2,), "f32"))
+
+
+@pytest.mark.parametrize("name", ["real", "imag"])
+def test_infer_real_and_imag(name):
+    assert infer(name, t((2, None), "complex<f64>")) == [t((2, None), "f64")]
+    assert infer(name, t((3,), "bf16")) == [t((3,), "bf16")]
+    assert "floating-point or complex" in infer_fails("I1", name, t((2,), "i32"))
+    q = QuantizedElementType(element_type("i8"), element_type("f32"), (0.5,), (0,))
+    infer_fails("I1", name, TensorType((2,), q))
+
+
+def test_verification_runs_infer_on_the_whole_op():
+    # each pair that complex's (C1) and (C2) relate fits, but rhs fixes the size at 2
+    op = build_op("stablehlo.complex", [], {}, [t((3,), "complex<f32>")],
+                  [t((None,), "f32"), t((2,), "f32")])
+    with pytest.raises(VerificationError, match=r"declared tensor<3xcomplex<f32>>, its operands and "
+                       r"attributes give tensor<2xcomplex<f32>>"):
+        verify_op(op)
+    verify_op(build_op("stablehlo.complex", [], {}, [t((None,), "complex<f32>")],
+                       [t((None,), "f32"), t((2,), "f32")]))
+    verify_op(build_op("stablehlo.convert", [], {}, [t((None, 2), "f16")], [t((3, 2), "i8")]))

@@ -15,10 +15,12 @@ import numpy as np
 import pytest
 
 from hlolab.errors import ExecutionError, NotImplementedOpError, UnsupportedError, VerificationError
-from hlolab.interp.single import apply_op, value_type
+from hlolab.interp.single import apply_op, build_op, value_type
+from hlolab.ops.record import Attrs, InferError, type_admits
 from hlolab.ops.registry import lookup
+from hlolab.ops.verify import verify_op
 from hlolab.trace import provenance as prov
-from hlolab.types import QuantizedElementType, TensorType, element_type, tensor_type
+from hlolab.types import QuantizedElementType, TensorType, TupleType, element_type, tensor_type
 
 OPS = ("abs add and atan2 cbrt ceil cosine count_leading_zeros divide exponential exponential_minus_one "
        "floor is_finite log log_plus_one logistic maximum minimum multiply negate not or popcnt power "
@@ -767,3 +769,91 @@ def test_provenance_same_index_combine():
     op = build_op("stablehlo.sqrt", [x], result_types=[tensor_type([], "f32")])
     p = lookup("stablehlo.sqrt").provenance(OpCall(op), [x], [run("sqrt", x)])
     assert [(s.operand, s.index, s.role) for s in p.sources(0, ())] == [(0, (), "combine")]
+
+
+# --- records and result type inference ---------------------------------------------------
+
+BINARY = ("add subtract multiply divide remainder power maximum minimum atan2 and or xor shift_left "
+          "shift_right_logical shift_right_arithmetic").split()
+
+
+def infer(name: str, *operand_types):
+    opdef = lookup(f"stablehlo.{name}")
+    return opdef.infer(opdef.attrs(), list(operand_types))
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_every_op_is_elementwise_without_attributes(name):
+    opdef = lookup(f"stablehlo.{name}")
+    assert opdef.family == "elementwise"
+    assert opdef.attrs is Attrs and opdef.attrs.ir_names() == frozenset()
+
+
+@pytest.mark.parametrize("name", sorted(set(OPS) - {"abs", "is_finite"}))
+def test_infer_gives_the_operand_type(name):
+    et = "i32" if name in ("and", "or", "xor", "not", "popcnt", "count_leading_zeros") \
+        or name.startswith("shift") else "f32"
+    arity = 2 if name in BINARY else 1
+    ty = tensor_type([2, 3], et)
+    assert infer(name, *[ty] * arity) == [ty]
+
+
+def test_infer_joins_dynamic_dims_of_both_operands():
+    lhs, rhs = tensor_type([None, 3, None], "f32"), tensor_type([2, None, None], "f32")
+    assert infer("add", lhs, rhs) == [tensor_type([2, 3, None], "f32")]
+    assert infer("atan2", rhs, lhs) == [tensor_type([2, 3, None], "f32")]
+
+
+def test_infer_of_abs_and_is_finite():
+    assert infer("abs", tensor_type([2], "complex<f64>")) == [tensor_type([2], "f64")]
+    assert infer("abs", tensor_type([None], "i8")) == [tensor_type([None], "i8")]
+    assert infer("is_finite", tensor_type([4, 1], "bf16")) == [tensor_type([4, 1], "i1")]
+    assert infer("is_finite", quant_type([3])) == [tensor_type([3], "i1")]
+
+
+def test_infer_refuses_operands_that_admit_no_result():
+    f32, i32 = tensor_type([3], "f32"), tensor_type([3], "i32")
+    cases = [
+        (("add", f32, tensor_type([4], "f32")), "C1", "shape(lhs) = [3], shape(rhs) = [4] must be equal"),
+        (("subtract", f32, tensor_type([3, 1], "f32")), "C1", "must be equal"),
+        (("multiply", f32, i32), "C1", "the element types must be equal, got lhs = f32, rhs = i32"),
+        (("sqrt", f32, f32), None, "expects 1 operand(s) (operand), got 2"),
+        (("add", f32), None, "expects 2 operand(s) (lhs, rhs), got 1"),
+        (("negate", TupleType((f32,))), "I1", "operand must be a tensor, got tuple<tensor<3xf32>>"),
+        (("add", quant_type([3]), f32), "C2", "must all be quantized"),
+        (("add", quant_type([3]), quant_type([3], storage="i16")), "C3", "storage and expressed"),
+    ]
+    for args, label, message in cases:
+        with pytest.raises(InferError) as info:
+            infer(*args)
+        assert info.value.constraint == label and message in info.value.message, args
+
+
+def test_infer_of_quantized_operands_leaves_scales_to_the_result():
+    # baseline_type: the result may have its own scales and zero points, nothing else
+    (got,) = infer("maximum", quant_type([3], 0.5), quant_type([3], 2.0))
+    assert type_admits(got, quant_type([3], 0.25))
+    assert not type_admits(got, quant_type([3], storage="i16"))
+    assert not type_admits(got, quant_type([4], 0.5))
+    assert not type_admits(got, tensor_type([3], "f32"))
+    (got,) = infer("abs", quant_type([2], 0.5))
+    assert type_admits(got, quant_type([2], 3.0)) and not type_admits(got, tensor_type([2], "i8"))
+    # add: any quantized result with the operands' storage and expressed types (per-axis too)
+    (got,) = infer("add", quant_type([3], axis=0), quant_type([3], 2.0))
+    assert type_admits(got, quant_type([3], 0.125, axis=0)) and type_admits(got, quant_type([3], 4.0))
+    assert not type_admits(got, quant_type([3], expressed="f16"))
+    assert not type_admits(got, tensor_type([3], "f32"))
+
+
+def test_verification_checks_the_operands_against_each_other_through_infer():
+    # each operand fits the dynamic result, but the operands differ: only infer sees it
+    dyn = TensorType((None,), element_type("f32"))
+    op = build_op("stablehlo.add", [], result_types=[dyn],
+                  operand_types=[tensor_type([2], "f32"), tensor_type([3], "f32")])
+    with pytest.raises(VerificationError) as info:
+        verify_op(op)
+    assert info.value.constraint == "C1"
+    assert "shape(lhs) = [2], shape(rhs) = [3] must be equal" in info.value.message
+    op = build_op("stablehlo.add", [], result_types=[tensor_type([2], "f32")],
+                  operand_types=[tensor_type([2], "f32"), dyn])
+    verify_op(op)  # no error

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hlolab.errors import NotImplementedOpError, VerificationError
 from hlolab.interp.engine import Interpreter
 from hlolab.ir.parser import parse_module, split_source
-from hlolab.ops.linalg import TriSolveForm, factorize, substitute
+from hlolab.ops.linalg import TriangularSolveAttrs, factorize, substitute
 from hlolab.ops.registry import lookup
 from hlolab.runner import run_module
 from hlolab.trace.explain import format_explanation
@@ -139,8 +139,9 @@ def perturb_each_source(evaluate, inputs, prov, ridx) -> None:
 
 # --- triangular_solve ---------------------------------------------------------------------
 
-FORMS = [TriSolveForm(left, lower, unit, tr) for left, lower, unit, tr in itertools.product(
-    (True, False), (True, False), (False, True), ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"))]
+FORMS = [TriangularSolveAttrs(left_side=left, lower=lower, unit_diagonal=unit, transpose_a=tr)
+         for left, lower, unit, tr in itertools.product(
+             (True, False), (True, False), (False, True), ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"))]
 
 
 def well_conditioned(rng, shape, dtype) -> np.ndarray:
@@ -153,7 +154,7 @@ def well_conditioned(rng, shape, dtype) -> np.ndarray:
     return x.astype(dtype)
 
 
-def triangle_of(a: np.ndarray, f: TriSolveForm) -> np.ndarray:
+def triangle_of(a: np.ndarray, f: TriangularSolveAttrs) -> np.ndarray:
     t = np.tril(a) if f.lower else np.triu(a)
     if f.unit_diagonal:
         m = a.shape[-1]
@@ -161,7 +162,7 @@ def triangle_of(a: np.ndarray, f: TriSolveForm) -> np.ndarray:
     return t
 
 
-def tri_reference(a: np.ndarray, b: np.ndarray, f: TriSolveForm) -> np.ndarray:
+def tri_reference(a: np.ndarray, b: np.ndarray, f: TriangularSolveAttrs) -> np.ndarray:
     """np.linalg.solve in complex128 on the explicit triangle (the slow, obvious way)."""
     t = triangle_of(a.astype(np.complex128), f)
     op_a = {"NO_TRANSPOSE": t, "TRANSPOSE": np.swapaxes(t, -1, -2),
@@ -172,7 +173,7 @@ def tri_reference(a: np.ndarray, b: np.ndarray, f: TriSolveForm) -> np.ndarray:
     return np.swapaxes(np.linalg.solve(np.swapaxes(op_a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
 
 
-def tri_run(a, b, f: TriSolveForm, e: str):
+def tri_run(a, b, f: TriangularSolveAttrs, e: str):
     return run(tri_program(a.shape, b.shape, e, f.left_side, f.lower, f.unit_diagonal, f.transpose_a),
                [a, b])
 
@@ -219,7 +220,7 @@ def test_bf16_is_computed_in_f32_and_rounded_once():
     rng = np.random.default_rng(3)
     a = well_conditioned(rng, (5, 5), np.float32).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((5, 2)).astype(ml_dtypes.bfloat16)
-    f = TriSolveForm(True, True, False, "NO_TRANSPOSE")
+    f = TriangularSolveAttrs(left_side=True, lower=True, unit_diagonal=False, transpose_a="NO_TRANSPOSE")
     got = tri_run(a, b, f, "bf16").outputs[0]
     want = substitute(a.astype(np.float32), b.astype(np.float32), f).astype(ml_dtypes.bfloat16)
     assert got.dtype == ml_dtypes.bfloat16 and got.tobytes() == want.tobytes()
@@ -594,3 +595,49 @@ def test_cholesky_constraints():
         run(chol_program((3, 3), "i32", True), [np.zeros((3, 3), np.int32)])
     with pytest.raises(NotImplementedOpError, match="quantized"):
         run(chol_program((2, 2), "!quant.uniform<i8:f32, 0.5>", True), [np.eye(2, dtype=np.int8)])
+
+
+# --- records and result type inference ----------------------------------------------------
+
+def test_fft_infers_the_spec_shapes_and_elements():
+    from hlolab.ops.linalg import FftAttrs, infer_fft
+    from hlolab.ops.record import InferError
+    from hlolab.types import tensor_type
+
+    def infer(kind, lengths, shape, e):
+        return infer_fft(FftAttrs(fft_type=kind, fft_length=lengths), [tensor_type(shape, e)])[0]
+
+    assert infer("FFT", (4,), (2, 4), "complex<f32>") == tensor_type((2, 4), "complex<f32>")
+    assert infer("RFFT", (4, 4), (4, 4), "f64") == tensor_type((4, 3), "complex<f64>")
+    assert infer("RFFT", (5,), (None, 5), "f32") == tensor_type((None, 3), "complex<f32>")
+    assert infer("RFFT", (0,), (0,), "f32") == tensor_type((0,), "complex<f32>")
+    assert infer("IRFFT", (2, 6), (2, 2, 4), "complex<f32>") == tensor_type((2, 2, 6), "f32")
+    for args, c in ((("FFT", (4,), (2, 4), "f32"), "C2"), (("RFFT", (4,), (4,), "bf16"), "C2"),
+                    (("FFT", (2, 2), (2,), "complex<f32>"), "C1"), (("FFT", (), (2,), "complex<f32>"), "C3"),
+                    (("IRFFT", (-2,), (0,), "complex<f32>"), "C4")):
+        with pytest.raises(InferError) as info:
+            infer(*args)
+        assert info.value.constraint == c
+
+
+def test_linalg_records_and_baseline_results():
+    from hlolab.ir.parser import parse_type
+    from hlolab.ops.linalg import CholeskyAttrs, infer_cholesky, infer_triangular_solve
+    from hlolab.ops.record import type_admits
+    from hlolab.types import tensor_type
+    text = chol_program((2, 2), "f32", False).replace(" {lower = false}", "")
+    ev = run(text, [np.array([[4, 2], [2, 5]], np.float32)])
+    assert "lower" not in ev.op.attributes and ev.call.attrs == CholeskyAttrs(lower=False)
+    assert ev.outputs[0].tolist() == [[2, 1], [0, 2]]  # lower absent: upper, a = U^H U
+    t = tensor_type((None, 3, 3), "f32")
+    assert infer_cholesky(CholeskyAttrs(), [t]) == [t]
+    f = FORMS[-1]
+    assert f.transpose_a == "ADJOINT" and f.to_ir()["transpose_a"].value == "ADJOINT"
+    b = tensor_type((None, 2, 3), "f32")
+    assert infer_triangular_solve(f, [t, b]) == [b]
+    # quantized: the result keeps b's baseline type, its scales are its own (C4)
+    q = parse_type("tensor<3x3x!quant.uniform<i8:f32, 0.5>>")
+    (r,) = infer_triangular_solve(f, [q, q])
+    assert type_admits(r, parse_type("tensor<3x3x!quant.uniform<i8:f32, 2.0>>"))
+    assert not type_admits(r, parse_type("tensor<3x3x!quant.uniform<i16:f32, 0.5>>"))
+    assert not type_admits(r, parse_type("tensor<3x4x!quant.uniform<i8:f32, 0.5>>"))

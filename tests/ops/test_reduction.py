@@ -599,3 +599,102 @@ def test_batch_norm_constraints():
     assert "(C2)" in _verify_error(good.replace("%p1: tensor<2xf64>", "%p1: tensor<2xf32>")
                                    .replace("(tensor<2x2x2xf64>, tensor<2xf64>,",
                                             "(tensor<2x2x2xf64>, tensor<2xf32>,"))
+
+
+# --- attribute records and result type inference --------------------------------------------
+
+def _t(shape, e: str = "f32"):
+    from hlolab.types import TensorType, element_type
+
+    return TensorType(tuple(shape), element_type(e))
+
+
+def _infer_error(infer, rec, types) -> tuple[str | None, str]:
+    from hlolab.ops.record import InferError
+
+    with pytest.raises(InferError) as info:
+        infer(rec, types)
+    return info.value.constraint, info.value.message
+
+
+def test_reduce_infer_drops_the_reduced_dims_and_leaves_the_element_to_the_body():
+    from hlolab.ops.record import Partial, type_admits
+    from hlolab.ops.reduction import ReduceAttrs, infer_reduce
+
+    rec = ReduceAttrs(dimensions=(1,))
+    out = infer_reduce(rec, [_t((2, 3, 4)), _t((2, 3, 4), "i32"), _t(()), _t((), "i32")])
+    assert out == [Partial((2, 4)), Partial((2, 4))]
+    assert type_admits(out[0], _t((2, 4), "f64"))  # Ei is the body's (is_promotable)
+    assert not type_admits(out[0], _t((2, 3)))
+    assert infer_reduce(ReduceAttrs(dimensions=(0, 2)), [_t((None, 3, 5)), _t(())]) == [Partial((3,))]
+    assert infer_reduce(ReduceAttrs(dimensions=(1,)), [_t((None, 3)), _t(())]) == [Partial((None,))]
+    assert _infer_error(infer_reduce, ReduceAttrs(dimensions=(2,)), [_t((2, 3)), _t(())]) == (
+        "C4", "dimensions = [2] must be in [0, 2) (rank(inputs[0]))")
+    assert _infer_error(infer_reduce, ReduceAttrs(dimensions=(1, 1)), [_t((2, 3)), _t(())])[0] == "C5"
+    assert _infer_error(infer_reduce, rec, [_t((2, 3))])[0] == "C3"
+    assert _infer_error(infer_reduce, rec, [])[0] == "C3"
+
+
+def test_reduce_and_map_records_read_dimensions_in_both_spellings():
+    from hlolab.ir.attrs import DenseArrayAttr, DenseElementsAttr
+    from hlolab.ops.reduction import MapAttrs, ReduceAttrs
+
+    def err(c, m):
+        return ValueError(m)
+
+    assert ReduceAttrs.from_ir({"dimensions": DenseArrayAttr("i64", (0, 2))}, err).dimensions == (0, 2)
+    dense = DenseElementsAttr(_t((1,), "i64"), np.array([1], np.int64))
+    rec = MapAttrs.from_ir({"dimensions": dense}, err)
+    assert rec.dimensions == (1,) and rec.to_ir() == {"dimensions": DenseArrayAttr("i64", (1,))}
+    with pytest.raises(ValueError, match="missing attribute 'dimensions'"):
+        ReduceAttrs.from_ir({}, err)
+
+
+def test_map_infer_is_the_input_shape_with_the_computation_element():
+    from hlolab.ops.record import Partial
+    from hlolab.ops.reduction import MapAttrs, infer_map
+
+    rec = MapAttrs(dimensions=(0, 1))
+    assert infer_map(rec, [_t((2, None)), _t((2, 3))]) == [Partial((2, None))]
+    assert _infer_error(infer_map, rec, []) == ("C2", "0 < size(inputs) = N does not hold: map has no inputs")
+
+
+def test_reduce_precision_infer_keeps_the_baseline_type():
+    from hlolab.ir.parser import parse_type
+    from hlolab.ops.record import type_admits
+    from hlolab.ops.reduction import ReducePrecisionAttrs, infer_reduce_precision
+
+    rec = ReducePrecisionAttrs(exponent_bits=5, mantissa_bits=10)
+    assert infer_reduce_precision(rec, [_t((2, None), "bf16")]) == [_t((2, None), "bf16")]
+    (q,) = infer_reduce_precision(rec, [parse_type("tensor<2x!quant.uniform<i8:f32, 0.5:3>>")])
+    assert type_admits(q, parse_type("tensor<2x!quant.uniform<i8:f32, 0.25:1>>"))  # other scale
+    assert not type_admits(q, parse_type("tensor<2x!quant.uniform<i16:f32, 0.5:3>>"))
+    assert not type_admits(q, parse_type("tensor<3x!quant.uniform<i8:f32, 0.5:3>>"))
+    assert _infer_error(infer_reduce_precision, rec, [])[0] is None
+    assert _infer_error(infer_reduce_precision, rec, [_t((2,)), _t((2,))])[0] is None
+
+
+def test_batch_norm_infer_gives_the_operand_and_feature_vectors():
+    from hlolab.ops.reduction import (
+        BatchNormAttrs,
+        infer_batch_norm_grad,
+        infer_batch_norm_inference,
+        infer_batch_norm_training,
+    )
+
+    rec = BatchNormAttrs(epsilon=0.001, feature_index=1)
+    x, v = _t((2, 3, 4), "f16"), _t((3,), "f16")
+    assert infer_batch_norm_inference(rec, [x, v, v, v, v]) == [x]
+    assert infer_batch_norm_training(rec, [x, v, v]) == [x, v, v]
+    assert infer_batch_norm_grad(rec, [x, v, v, v, x]) == [x, v, v]
+    # a dynamic feature dim: the training statistics stay dynamic, grad takes size(scale) (C4, C5)
+    xd = _t((2, None, 4), "f16")
+    assert infer_batch_norm_training(rec, [xd, v, v])[1] == _t((None,), "f16")
+    assert infer_batch_norm_grad(rec, [xd, v, v, v, xd])[1:] == [v, v]
+    bad = BatchNormAttrs(epsilon=0.0, feature_index=3)
+    assert _infer_error(infer_batch_norm_training, bad, [x, v, v]) == (
+        "C1", "0 <= feature_index < rank(operand) does not hold: feature_index = 3, rank(operand) = 3")
+    assert _infer_error(infer_batch_norm_grad, rec.replace(feature_index=-1), [x, v, v, v, x])[0] == "C1"
+    assert _infer_error(infer_batch_norm_inference, rec, [x, v])[0] is None
+    assert _infer_error(infer_batch_norm_training, rec, [v.element, v, v])[0] == "I1"
+

@@ -170,9 +170,9 @@ def test_xla_window_dims_to_operand_dims_example():
     d = {"update_window_dims": (1, 2, 3, 4), "inserted_window_dims": (0, 2), "input_batching_dims": (),
          "scatter_indices_batching_dims": (), "scatter_dims_to_operand_dims": (0,),
          "index_vector_dim": 1}
-    from hlolab.ops.scatter import ScatterDims
+    from hlolab.ops.scatter import ScatterAttrs
     p = scatter_index_pieces(tuple(np.asarray(i) for i in (0, 5, 6, 7, 8)), np.array([[0]]),
-                             (9,) * 6, ScatterDims(**d))
+                             (9,) * 6, ScatterAttrs(**d))
     assert [int(x) for x in p.full_window_index] == [0, 5, 0, 6, 7, 8]
 
 
@@ -588,3 +588,40 @@ def test_provenance_back_fwd_index_read():
     fwd = prov.fwd(1, reads)
     assert fwd[(0, "index_read")][1, 1, 1, 0]
     assert prov.targets(1, (0, 1, 2, 0)) == []  # [0, 9] lands nowhere
+
+
+# --- record and result type inference ----------------------------------------------------
+
+def test_record_reads_the_dimension_numbers_and_defaults_the_promises():
+    text = program((3, 4), ["f32"], (2, 1), "i32", (2, 4), {
+        "update_window_dims": [1], "inserted_window_dims": [0], "scatter_dims_to_operand_dims": [0],
+        "index_vector_dim": 1})
+    op = parse_module(text).funcs[0].body.blocks[0].ops[0]
+    from hlolab.ops.registry import OpCall
+    from hlolab.ops.scatter import ScatterAttrs
+    rec = OpCall(op).attrs
+    assert rec == ScatterAttrs(update_window_dims=(1,), inserted_window_dims=(0,), input_batching_dims=(),
+                               scatter_indices_batching_dims=(), scatter_dims_to_operand_dims=(0,),
+                               index_vector_dim=1)
+    assert rec.indices_are_sorted is False and rec.unique_indices is False
+    assert rec.replace(unique_indices=True).to_ir()["unique_indices"].value is True
+
+
+def test_infer_gives_each_input_shape_and_admits_promoted_elements():
+    from hlolab.ops.record import InferError, Partial, type_admits
+    from hlolab.ops.scatter import ScatterAttrs, infer_scatter
+    from hlolab.types import tensor_type
+    rec = ScatterAttrs(update_window_dims=(), inserted_window_dims=(0,), input_batching_dims=(),
+                       scatter_indices_batching_dims=(), scatter_dims_to_operand_dims=(0,),
+                       index_vector_dim=1)
+    x0, x1 = tensor_type((3, None), "i8"), tensor_type((3, None), "f32")
+    si, u = tensor_type((2, 1), "i32"), tensor_type((2,), "i8")
+    out = infer_scatter(rec, [x0, x1, si, u, u])
+    assert [type(t) for t in out] == [Partial, Partial] and [t.shape for t in out] == [(3, None)] * 2
+    assert type_admits(out[0], tensor_type((3, 5), "i8")) and type_admits(out[0], tensor_type((3, 5), "i32"))
+    assert not type_admits(out[0], tensor_type((3, 5), "f32"))  # not promotable from i8
+    assert not type_admits(out[1], tensor_type((3, 5), "f16"))  # narrower than f32
+    assert not type_admits(out[0], tensor_type((4, 5), "i8"))
+    with pytest.raises(InferError) as info:
+        infer_scatter(rec, [x0, si, u, u])
+    assert info.value.constraint == "C5"

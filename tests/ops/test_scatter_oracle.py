@@ -41,9 +41,9 @@ def jax_scatter(kind, x, si, u, dims, unique):
 
 def _unique_windows(si, dims, in_shape, up_shape) -> bool:
     """Whether no two update elements land on one result element."""
-    from hlolab.ops.scatter import ScatterDims, scatter_targets
-    t = scatter_targets(si, in_shape, up_shape, ScatterDims(*(tuple(v) if not isinstance(v, int) else v
-                                                              for v in dims.values())))
+    from hlolab.ops.scatter import ScatterAttrs, scatter_targets
+    t = scatter_targets(si, in_shape, up_shape, ScatterAttrs(**{k: v if isinstance(v, int) else tuple(v)
+                                                                for k, v in dims.items()}))
     t = t[t >= 0]
     return len(np.unique(t)) == t.size
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import replace as dataclass_replace
 from typing import Any
 
 import ml_dtypes
@@ -12,6 +13,7 @@ import pytest
 from hlolab.errors import ExecutionError, NotImplementedOpError, VerificationError
 from hlolab.interp.single import apply_op, build_op, evaluate_op
 from hlolab.ir.attrs import DenseArrayAttr, DenseElementsAttr, IntegerAttr
+from hlolab.ops.record import Attrs as Attrs_
 from hlolab.ops.registry import TOKEN, OpCall, lookup
 from hlolab.trace.explain import format_explanation
 from hlolab.trace.provenance import Source, Target
@@ -655,6 +657,278 @@ def test_explain_rejects_bad_index():
         r.explain((1,))
     with pytest.raises(ExecutionError, match="result #1 does not exist"):
         r.explain((0, 0), result=1)
+
+
+# --- records and result type inference ---------------------------------------------------
+
+RECORDS_TEXT = """
+func.func @main(%a: tensor<3x4xf32>, %p: tensor<f32>) -> tensor<2x1xf32> {
+  %0 = stablehlo.slice %a [1:3, 0:4:3] : (tensor<3x4xf32>) -> tensor<2x2xf32>
+  %1 = stablehlo.pad %a, %p, low = [0, 1], high = [1, -1], interior = [1, 0]
+    : (tensor<3x4xf32>, tensor<f32>) -> tensor<6x4xf32>
+  %2 = stablehlo.transpose %a, dims = [1, 0] : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  %3 = stablehlo.broadcast_in_dim %p, dims = [] : (tensor<f32>) -> tensor<2x1xf32>
+  %4 = stablehlo.concatenate %a, %a, dim = 1 : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x8xf32>
+  %5 = stablehlo.reverse %a, dims = [0] : tensor<3x4xf32>
+  %6 = stablehlo.iota dim = 1 : tensor<2x5xi32>
+  %7 = stablehlo.constant dense<[1.5, 2.0]> : tensor<2xf32>
+  %8 = stablehlo.tuple %p, %a : tuple<tensor<f32>, tensor<3x4xf32>>
+  %9 = stablehlo.get_tuple_element %8[1] : (tuple<tensor<f32>, tensor<3x4xf32>>) -> tensor<3x4xf32>
+  return %3 : tensor<2x1xf32>
+}
+"""
+
+
+def _records_module():
+    from hlolab.ir.parser import parse_module
+    return parse_module(RECORDS_TEXT)
+
+
+def test_records_read_the_spec_names_and_write_them_back():
+    from hlolab.ops.shape import (
+        BroadcastInDimAttrs,
+        ConcatenateAttrs,
+        GetTupleElementAttrs,
+        IotaAttrs,
+        PadAttrs,
+        ReverseAttrs,
+        SliceAttrs,
+        TransposeAttrs,
+    )
+    ops = {op.name.removeprefix("stablehlo."): op for op in _records_module().walk()}
+    recs = {name: OpCall(op).attrs for name, op in ops.items()}
+    assert recs["slice"] == SliceAttrs(start_indices=(1, 0), limit_indices=(3, 4), strides=(1, 3))
+    assert recs["pad"] == PadAttrs(edge_padding_low=(0, 1), edge_padding_high=(1, -1),
+                                   interior_padding=(1, 0))
+    assert recs["transpose"] == TransposeAttrs(permutation=(1, 0))
+    assert recs["broadcast_in_dim"] == BroadcastInDimAttrs(broadcast_dimensions=())
+    assert recs["concatenate"] == ConcatenateAttrs(dimension=1)
+    assert recs["reverse"] == ReverseAttrs(dimensions=(0,))
+    assert recs["iota"] == IotaAttrs(iota_dimension=1)
+    assert recs["get_tuple_element"] == GetTupleElementAttrs(index=1)
+    assert recs["constant"].value.array.tolist() == [1.5, 2.0]
+    for name, op in ops.items():
+        if name != "return":
+            assert recs[name].to_ir() == op.attributes, name
+    # spelled as the pretty forms spell them: array<i64: ...>, an i64 dim, an i32 index
+    assert recs["pad"].to_ir()["edge_padding_high"] == arr(1, -1)
+    assert str(ConcatenateAttrs(dimension=1).to_ir()["dimension"]) == "1 : i64"
+    assert str(GetTupleElementAttrs(index=1).to_ir()["index"]) == "1 : i32"
+
+
+def test_infer_gives_each_declared_result_type_of_the_module():
+    from hlolab.ops.record import type_admits
+    for op in _records_module().walk():
+        d = lookup(op.name)
+        if d is None:
+            continue
+        out = d.infer(OpCall(op).attrs, op.operand_types)
+        assert len(out) == len(op.result_types), op.name
+        assert all(type_admits(a, b) for a, b in zip(out, op.result_types, strict=True)), op.name
+
+
+def test_infer_slice_pad_concatenate_give_full_types_dynamic_sizes_kept():
+    from hlolab.ops.record import InferError
+    from hlolab.ops.shape import (
+        ConcatenateAttrs,
+        PadAttrs,
+        SliceAttrs,
+        infer_concatenate,
+        infer_pad,
+        infer_slice,
+    )
+    sl = SliceAttrs(start_indices=(1, 0), limit_indices=(3, 5), strides=(1, 2))
+    assert infer_slice(sl, [t((3, 5))]) == [t((2, 3))]
+    assert infer_slice(sl, [t((None, 5), "f32")]) == [t((2, 3), "f32")]  # limits are static
+    for bad, label in [(sl.replace(strides=(1,)), "C2"), (sl.replace(limit_indices=(4, 5)), "C3"),
+                       (sl.replace(start_indices=(4, 0)), "C3"), (sl.replace(strides=(0, 1)), "C4")]:
+        with pytest.raises(InferError) as info:
+            infer_slice(bad, [t((3, 5))])
+        assert info.value.constraint == label
+    pad = PadAttrs(edge_padding_low=(0, 1), edge_padding_high=(2, 1), interior_padding=(1, 2))
+    assert infer_pad(pad, [t((2, 3)), t(())]) == [t((5, 9))]  # the spec's example
+    assert infer_pad(pad, [t((None, 0)), t(())]) == [t((None, 2))]  # an empty dim gets no interior
+    for attrs, types, label in [
+            (pad.replace(edge_padding_low=(-6, 1)), [t((2, 3)), t(())], "C4"),  # 2 - 6 + 1 + 2 < 0
+            (pad.replace(interior_padding=(1,)), [t((2, 3)), t(())], "C2"),
+            (pad.replace(interior_padding=(-1, 0)), [t((2, 3)), t(())], "C3"),
+            (pad, [t((2, 3)), t((), "f32")], "C1"), (pad, [t((2, 3)), t((1,))], "I2"),
+            (pad, [t((2, 3))], "I2")]:
+        with pytest.raises(InferError) as info:
+            infer_pad(attrs, types)
+        assert info.value.constraint == label
+    cat = ConcatenateAttrs(dimension=1)
+    assert infer_concatenate(cat, [t((2, 3)), t((2, 1)), t((2, 4))]) == [t((2, 8))]
+    assert infer_concatenate(cat, [t((None, 3)), t((2, None))]) == [t((None, None))]
+    for attrs, types, label in [(cat, [], "C3"), (cat, [t((2, 3)), t((2, 3), "f32")], "C1"),
+                                (cat.replace(dimension=2), [t((2, 3))], "C4"),
+                                (cat, [t((2, 3)), t((3, 3))], "C2"), (cat, [t((2, 3)), t((2,))], "C2")]:
+        with pytest.raises(InferError) as info:
+            infer_concatenate(attrs, types)
+        assert info.value.constraint == label
+
+
+def test_infer_transpose_moves_the_quantization_dimension_and_reverse_keeps_the_type():
+    from hlolab.ops.record import InferError
+    from hlolab.ops.shape import ReverseAttrs, TransposeAttrs, infer_reverse, infer_transpose
+    perm = TransposeAttrs(permutation=(2, 0, 1))
+    assert infer_transpose(perm, [t((2, None, 4))]) == [t((4, 2, None))]
+    # operand dim 0 (quantized along) lands at result dim 1: permutation[1] = 0 (C4)
+    assert infer_transpose(TransposeAttrs(permutation=(1, 0)), [t((3, 2), QAXIS0)]) == [t((2, 3), QAXIS1)]
+    for bad in [(0, 0, 1), (0, 1), (0, 1, 3)]:
+        with pytest.raises(InferError) as info:
+            infer_transpose(TransposeAttrs(permutation=bad), [t((2, 3, 4))])
+        assert info.value.constraint == "C2"
+    rev = ReverseAttrs(dimensions=(0, 2))
+    assert infer_reverse(rev, [t((2, None, 4), Q8)]) == [t((2, None, 4), Q8)]
+    for bad, label in [((1, 1), "C2"), ((3,), "C3"), ((-1,), "C3")]:
+        with pytest.raises(InferError) as info:
+            infer_reverse(ReverseAttrs(dimensions=bad), [t((2, 3, 4))])
+        assert info.value.constraint == label
+    with pytest.raises(InferError, match="per-tensor") as info:
+        infer_reverse(rev, [t((3, 2, 1), QAXIS0)])
+    assert info.value.constraint == "I1"
+
+
+def test_infer_leaves_reshape_broadcast_iota_shapes_to_the_declared_type():
+    from hlolab.ops.record import Attrs, InferError, Partial, type_admits
+    from hlolab.ops.shape import (
+        BroadcastInDimAttrs,
+        IotaAttrs,
+        infer_broadcast_in_dim,
+        infer_iota,
+        infer_reshape,
+    )
+    (r,) = infer_reshape(Attrs(), [t((2, 3))])
+    assert isinstance(r, Partial) and r.shape is None and r.element == element_type("i32")
+    assert type_admits(r, t((6,))) and type_admits(r, t((3, 1, 2))) and type_admits(r, t((None, 2)))
+    assert not type_admits(r, t((7,))) and not type_admits(r, t((6,), "f32"))
+    assert str(r) == "a tensor of 6 elements of i32"
+    # per-axis: the quantization dimension may move, its size and the sizes around it may not (C3)
+    (q,) = infer_reshape(Attrs(), [t((3, 2), QAXIS1)])
+    assert type_admits(q, t((3, 1, 2), dataclass_replace(QAXIS1, axis=2)))
+    assert not type_admits(q, t((2, 3), QAXIS1))
+    (b,) = infer_broadcast_in_dim(BroadcastInDimAttrs(broadcast_dimensions=(2, 0)), [t((1, 3), "f32")])
+    assert isinstance(b, Partial) and b.element == element_type("f32")
+    assert type_admits(b, t((3, 5, 7), "f32")) and type_admits(b, t((None, 1, 2), "f32"))
+    assert not type_admits(b, t((4, 5, 7), "f32"))  # operand dim 1 (3) lands on a 4 (C5)
+    assert not type_admits(b, t((3, 5), "f32"))  # no result dim 2 (C3)
+    assert not type_admits(b, t((3, 5, 7), "f16"))  # (C1)
+    for dims, label in [((0,), "C2"), ((-1, 0), "C3"), ((1, 1), "C4")]:
+        with pytest.raises(InferError) as info:
+            infer_broadcast_in_dim(BroadcastInDimAttrs(broadcast_dimensions=dims), [t((1, 3))])
+        assert info.value.constraint == label
+    (i,) = infer_iota(IotaAttrs(iota_dimension=1), [])
+    assert isinstance(i, Partial)
+    assert type_admits(i, t((4, 5), "bf16")) and type_admits(i, t((2, 2), Q8))
+    assert not type_admits(i, t((4,))) and not type_admits(i, t((4, 5), "i1"))
+    assert not type_admits(i, t((2, 2), QAXIS0)) and not type_admits(i, TupleType(()))
+    with pytest.raises(InferError) as info:
+        infer_iota(IotaAttrs(iota_dimension=-1), [])
+    assert info.value.constraint == "C1"
+
+
+def test_infer_constant_tuple_get_tuple_element_barrier():
+    from hlolab.ops.record import InferError, Partial, type_admits
+    from hlolab.ops.shape import (
+        ConstantAttrs,
+        GetTupleElementAttrs,
+        infer_constant,
+        infer_get_tuple_element,
+        infer_optimization_barrier,
+        infer_tuple,
+    )
+    f = DenseElementsAttr(t((2,), "f32"), np.zeros(2, np.float32))
+    assert infer_constant(ConstantAttrs(value=f), []) == [t((2,), "f32")]
+    # integer values may be the storage of a quantized output (as MLIR accepts it)
+    (c,) = infer_constant(ConstantAttrs(value=DenseElementsAttr(t((2,), "i8"), np.zeros(2, np.int8))), [])
+    assert isinstance(c, Partial) and c.shape == (2,)
+    assert type_admits(c, t((2,), "i8")) and type_admits(c, t((2,), Q8))
+    assert not type_admits(c, t((2,), "i16")) and not type_admits(c, t((3,), "i8"))
+    inner = TupleType((t(()), TokenType()))
+    assert infer_tuple(Attrs_(), [t((2,)), inner]) == [TupleType((t((2,)), inner))]
+    assert infer_tuple(Attrs_(), []) == [TupleType(())]
+    assert infer_get_tuple_element(GetTupleElementAttrs(index=1), [inner]) == [TokenType()]
+    for types, index, label in [([inner], 2, "C1"), ([inner], -1, "C1"), ([t((2,))], 0, "I1"), ([], 0, "I1")]:
+        with pytest.raises(InferError) as info:
+            infer_get_tuple_element(GetTupleElementAttrs(index=index), types)
+        assert info.value.constraint == label
+    assert infer_optimization_barrier(Attrs_(), [t((2,)), TokenType()]) == [t((2,)), TokenType()]
+    with pytest.raises(InferError, match="per-tensor quantized tensor or token"):
+        infer_optimization_barrier(Attrs_(), [t((2, 2), QAXIS0)])
+
+
+@pytest.mark.parametrize("name", ["constant", "iota", "reshape", "transpose", "broadcast_in_dim", "slice",
+                                  "concatenate", "reverse", "pad", "tuple", "get_tuple_element",
+                                  "optimization_barrier"])
+def test_infer_raises_only_infer_error_on_operands_that_are_no_tensors(name):
+    from hlolab.ops.record import InferError
+    d = lookup(f"stablehlo.{name}")
+    assert d.family == "shape"
+    rec = RECORD_OF[name]
+    for types in ([], [TokenType()], [TupleType(())], [TokenType(), TokenType()]):
+        try:
+            d.infer(rec, types)
+        except InferError:
+            pass
+
+
+RECORD_OF: dict[str, Any] = {}
+
+
+def _fill_records() -> None:
+    from hlolab.ops import shape
+    RECORD_OF.update({
+        "constant": shape.ConstantAttrs(value=DenseElementsAttr(t((), "f32"), np.zeros((), np.float32))),
+        "iota": shape.IotaAttrs(iota_dimension=0), "reshape": Attrs_(),
+        "transpose": shape.TransposeAttrs(permutation=(0,)),
+        "broadcast_in_dim": shape.BroadcastInDimAttrs(broadcast_dimensions=(0,)),
+        "slice": shape.SliceAttrs(start_indices=(0,), limit_indices=(1,), strides=(1,)),
+        "concatenate": shape.ConcatenateAttrs(dimension=0), "reverse": shape.ReverseAttrs(dimensions=(0,)),
+        "pad": shape.PadAttrs(edge_padding_low=(0,), edge_padding_high=(0,), interior_padding=(0,)),
+        "tuple": Attrs_(), "get_tuple_element": shape.GetTupleElementAttrs(index=0),
+        "optimization_barrier": Attrs_()})
+
+
+_fill_records()
+
+
+def test_module_verification_admits_storage_typed_quantized_constant_and_moved_axis():
+    from hlolab.ir.parser import parse_module
+    from hlolab.ops.verify import verify_module
+    q = "!quant.uniform<i8:f32, 0.5>"
+    q0, q1 = "!quant.uniform<i8:f32:0, {0.5, 0.25}>", "!quant.uniform<i8:f32:1, {0.5, 0.25}>"
+    m = parse_module(f"""
+func.func @main(%x: tensor<2x3x{q0}>) -> tensor<3x2x{q1}> {{
+  %c = "stablehlo.constant"() {{value = dense<[7, -1]> : tensor<2xi8>}} : () -> tensor<2x{q}>
+  %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<2x3x{q0}>) -> tensor<3x2x{q1}>
+  return %t : tensor<3x2x{q1}>
+}}""")
+    verify_module(m)
+    assert m.verified
+
+
+def test_schemas_build_records_and_take_result_types_from_infer():
+    from hlolab.ops.examples import make_example, schema_for
+    from hlolab.ops.shape import PadAttrs, SliceAttrs
+    s = schema_for("stablehlo.pad")
+    parts = s.build(s.resolve("spec-example"))
+    assert parts.attrs == PadAttrs(edge_padding_low=(0, 1), edge_padding_high=(2, 1), interior_padding=(1, 2))
+    assert parts.results == [t((5, 9))]
+    s = schema_for("stablehlo.slice")
+    parts = s.build(s.resolve("default"))
+    assert parts.attrs == SliceAttrs(start_indices=(1, 0), limit_indices=(3, 5), strides=(1, 2))
+    assert parts.results == [t((2, 3), "f32")]
+    ex = make_example("stablehlo.concatenate", params={"dimension": 0, "input1": (1, 3)})
+    assert "-> tensor<3x3xf32>" in ex.text and "dimension = 0 : i64" in ex.text
+    # parameters that break a constraint are reported as the constraint they break
+    with pytest.raises(VerificationError, match=r"pad \(C4\)"):
+        make_example("stablehlo.pad", params={"edge_padding_low": (-5, 0)})
+    with pytest.raises(VerificationError, match=r"reverse \(C3\)"):
+        make_example("stablehlo.reverse", params={"dimensions": (4,)})
+    ex = make_example("stablehlo.optimization_barrier", params={"count": 3})
+    # 3 operands and 3 results of the same type: in @main's signature, the op's and the return's
+    assert ex.text.count("tensor<2x3xf32>") == 3 * 5
 
 
 # --- oracle: jax.lax ------------------------------------------------------------------

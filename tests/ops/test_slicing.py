@@ -216,3 +216,25 @@ def test_dynamic_update_slice_provenance_matches_values(case):
         for tg in prov.targets(1, idx):
             assert Source(1, idx, "copy") in prov.sources(0, tg.index)
     assert prov.fwd(1, np.ones(window, bool)).get((0, "copy"), np.zeros(shape, bool)).sum() == u.size
+
+
+# --- records and result type inference ---------------------------------------------------
+
+def test_dynamic_slice_infers_slice_sizes_with_the_operand_element():
+    from hlolab.ops.record import InferError
+    from hlolab.ops.slicing import DynamicSliceAttrs, infer_dynamic_slice
+    rec = DynamicSliceAttrs(slice_sizes=(2, 0))
+    i64 = tensor_type((), "i64")
+    got = infer_dynamic_slice(rec, [tensor_type((4, None), "bf16"), i64, i64])
+    assert got == [tensor_type((2, 0), "bf16")]
+    for operand, c in ((tensor_type((4,), "f32"), "C2"), (tensor_type((1, 3), "f32"), "C4")):
+        with pytest.raises(InferError) as info:
+            infer_dynamic_slice(rec, [operand, i64, i64])
+        assert info.value.constraint == c
+    assert rec.to_ir() == sizes(2, 0)
+
+
+def test_dynamic_update_slice_infers_the_operand_type():
+    from hlolab.ops.slicing import infer_dynamic_update_slice
+    t = tensor_type((4, None), "i8")
+    assert infer_dynamic_update_slice(lookup(DUS).attrs(), [t, tensor_type((2, 2), "i8")]) == [t]

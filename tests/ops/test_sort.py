@@ -292,3 +292,23 @@ def test_provenance_matches_values(values, dim, direction):
     assert back[(0, "control")].sum() == keys.shape[ax]
     fwd = prov.fwd(0, mask)
     assert set(fwd) == {(0, "copy"), (0, "control"), (1, "control")}
+
+
+# --- record and result type inference ----------------------------------------------------
+
+def test_record_defaults_and_infer():
+    from hlolab.ops.record import InferError
+    from hlolab.ops.sort import SortAttrs, infer_sort
+    from hlolab.types import tensor_type
+    text = program(["i32"], "2x3", cmp_body(["i32"]), dim=1, stable=False)
+    text = text.replace(" {dimension = 1 : i64, is_stable = false}", "")
+    op = parse_module(text).funcs[0].body.blocks[0].ops[0]
+    assert "dimension" not in op.attributes and "is_stable" not in op.attributes, text
+    rec = OpCall(op).attrs
+    assert rec == SortAttrs(dimension=-1, is_stable=False) and rec.to_ir() == {}
+    out = Interpreter(parse_module(text)).run(None, [np.array([[3, 1, 2], [0, -1, 5]], np.int32)])
+    assert np.asarray(out[0]).tolist() == [[1, 2, 3], [-1, 0, 5]]  # dimension -1: the last dim
+    ts = [tensor_type((2, None), "i32"), tensor_type((2, None), "f32")]
+    assert infer_sort(rec, ts) == ts
+    with pytest.raises(InferError):
+        infer_sort(rec, [])

@@ -642,3 +642,32 @@ def test_rank0_reduce_window_and_sas():
     ev = sas(x, np.array(4, np.int32), 1, ())
     assert ev.outputs[0].tolist() == 5
     assert {s.role for s in provenance(ev).sources(0, ())} == {"init", "selected", "update"}
+
+
+# --- records and result-type inference ----------------------------------------------------
+
+def test_records_and_infer():
+    from hlolab.ops.record import InferError, Partial
+    from hlolab.ops.window import infer_reduce_window, infer_select_and_scatter, source_shape
+    from hlolab.types import tensor_type
+
+    text = rw_program((3, 2), ["i64"], (2, 2), ["add"], (2, 1), ws=(4, 1), bd=(2, 1), wdil=(3, 1),
+                      pad=[(2, 1), (0, 0)])
+    op_ = parse_module(text).funcs[0].body.blocks[0].ops[0]
+    rec = OpCall(op_).attrs
+    assert rec.window_dimensions == (2, 1) and rec.padding == ((2, 1), (0, 0))
+    types = [tensor_type((3, 2), "i64"), tensor_type((), "i64")]
+    assert infer_reduce_window(rec, types) == [Partial((2, 2))]  # the spec's example
+    assert infer_reduce_window(rec, [tensor_type((3, None), "i64"), types[1]]) == [Partial((2, None))]
+    # absent attributes: stride and dilations 1, no padding
+    bare = rec.replace(window_strides=None, base_dilations=None, window_dilations=None, padding=None)
+    assert infer_reduce_window(bare, types) == [Partial((2, 2))]
+    with pytest.raises(InferError) as e:
+        infer_reduce_window(rec.replace(window_dimensions=(2,)), types)
+    assert e.value.constraint == "C4"
+    text = sas_program((4, 2), (2, 2), "i64", (3, 1), (2, 1), pad=[(0, 1), (0, 0)])
+    sas_rec = OpCall(parse_module(text).funcs[0].body.blocks[0].ops[0]).attrs
+    assert source_shape(sas_rec, (4, 2)) == (2, 2)
+    operand = tensor_type((4, 2), "i64")
+    assert infer_select_and_scatter(sas_rec, [operand, tensor_type((2, 2), "i64"), types[1]]) == [
+        Partial((4, 2))]

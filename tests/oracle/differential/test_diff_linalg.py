@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hlolab.ops.linalg import TriSolveForm
+from hlolab.ops.linalg import TriangularSolveAttrs
 from tests.ops.test_linalg import FORMS, pd, ttype, well_conditioned
 from tests.oracle.differential.harness import Case, lax, run_cases, run_text
 from tests.oracle.differential.strategies import ELEMENT_TYPES, make_values, seeds, shapes
@@ -125,7 +125,7 @@ def tri_spec(draw):
     return draw(st.sampled_from(MATRIX_TYPES)), draw(shapes(0, 2, max_side=4)), draw(st.integers(0, 4))
 
 
-def op_a(a: np.ndarray, f: TriSolveForm) -> np.ndarray:
+def op_a(a: np.ndarray, f: TriangularSolveAttrs) -> np.ndarray:
     """op(a) as the op solves with it: the read triangle, unit diagonal, transposed/adjoint."""
     m = a.shape[-1]
     t = np.where(other_triangle(a.shape, f.lower, f.unit_diagonal), 0, a)
@@ -135,7 +135,7 @@ def op_a(a: np.ndarray, f: TriSolveForm) -> np.ndarray:
             "ADJOINT": np.conj(np.swapaxes(t, -1, -2))}[f.transpose_a]
 
 
-def tri_terms(a: np.ndarray, b: np.ndarray, f: TriSolveForm) -> np.ndarray:
+def tri_terms(a: np.ndarray, b: np.ndarray, f: TriangularSolveAttrs) -> np.ndarray:
     """|M⁻¹|·(|M|·|x| + |b|) per result element (Higham's componentwise bound for substitution),
     solved as M x = b (left side) or Mᵀ xᵀ = bᵀ (right side)."""
     m = a.shape[-1]
@@ -152,7 +152,7 @@ def tri_terms(a: np.ndarray, b: np.ndarray, f: TriSolveForm) -> np.ndarray:
     return t if f.left_side else np.swapaxes(t, -1, -2)
 
 
-def tri_input(f: TriSolveForm, et: str, batch: tuple[int, ...], m: int, k: int,
+def tri_input(f: TriangularSolveAttrs, et: str, batch: tuple[int, ...], m: int, k: int,
               rng: np.random.Generator, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """A diagonally dominant read triangle; NaN/inf garbage in the other one (and on the
     diagonal with unit_diagonal); b random."""
