@@ -663,10 +663,10 @@ def _window(codec: Any) -> Any:
 
 
 @record
-class ConvolutionAttrs(Attrs):
-    """convolution's attributes (the spec's names): the fields of ``#stablehlo.conv<...>``,
-    the window attributes (None when absent), the group counts and ``precision_config``.
-    Field order is the pretty form's: dimension numbers, window, then the rest."""
+class DynamicConvAttrs(Attrs):
+    """dynamic_conv's attributes (the spec's names): convolution's without ``padding``
+    (an operand here): the fields of ``#stablehlo.conv<...>``, the window attributes
+    (None when absent), the group counts and ``precision_config``."""
 
     input_batch_dimension: int = _cdn()
     input_feature_dimension: int = _cdn()
@@ -678,7 +678,6 @@ class ConvolutionAttrs(Attrs):
     output_feature_dimension: int = _cdn()
     output_spatial_dimensions: tuple[int, ...] = _cdn()
     window_strides: tuple[int, ...] | None = _window(ints("window_strides"))
-    padding: tuple[tuple[int, int], ...] | None = _window(pairs("padding"))
     lhs_dilation: tuple[int, ...] | None = _window(ints("lhs_dilation"))
     rhs_dilation: tuple[int, ...] | None = _window(ints("rhs_dilation"))
     window_reversal: tuple[bool, ...] | None = _window(bools("window_reversal"))
@@ -688,26 +687,10 @@ class ConvolutionAttrs(Attrs):
 
 
 @record
-class DynamicConvAttrs(Attrs):
-    """dynamic_conv's attributes: convolution's without ``padding`` (an operand here), in the
-    order its generic form lists them."""
+class ConvolutionAttrs(DynamicConvAttrs):
+    """convolution's attributes: dynamic_conv's and the ``padding`` attribute."""
 
-    window_strides: tuple[int, ...] | None = _window(ints("window_strides"))
-    lhs_dilation: tuple[int, ...] | None = _window(ints("lhs_dilation"))
-    rhs_dilation: tuple[int, ...] | None = _window(ints("rhs_dilation"))
-    window_reversal: tuple[bool, ...] | None = _window(bools("window_reversal"))
-    input_batch_dimension: int = _cdn()
-    input_feature_dimension: int = _cdn()
-    input_spatial_dimensions: tuple[int, ...] = _cdn()
-    kernel_input_feature_dimension: int = _cdn()
-    kernel_output_feature_dimension: int = _cdn()
-    kernel_spatial_dimensions: tuple[int, ...] = _cdn()
-    output_batch_dimension: int = _cdn()
-    output_feature_dimension: int = _cdn()
-    output_spatial_dimensions: tuple[int, ...] = _cdn()
-    batch_group_count: int = attr(integer("batch_group_count"), default=1)
-    feature_group_count: int = attr(integer("feature_group_count"), default=1)
-    precision_config: ArrayAttr | None = _precision_config()
+    padding: tuple[tuple[int, int], ...] | None = _window(pairs("padding"))
 
 
 ConvAttrs = ConvolutionAttrs | DynamicConvAttrs
@@ -870,7 +853,7 @@ def infer_conv(rec: ConvAttrs, operand_types: list[Type]) -> list[Inferred]:
     """The (C25) shape (dynamic_conv: the spatial sizes depend on the padding operand's
     value, so they are left open); the element type is the declared result's (i8 x i8 ->
     i32 is allowed, quantized results have their own)."""
-    dynamic = isinstance(rec, DynamicConvAttrs)
+    dynamic = not isinstance(rec, ConvolutionAttrs)  # the padding is an operand
     lhs, rhs, *rest = _operand_tensors(operand_types, 3 if dynamic else 2)
     p = conv_params(rec)
     check_conv(InferError, p, lhs, rhs, rest[0] if dynamic else None)

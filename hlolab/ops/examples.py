@@ -412,15 +412,6 @@ def scalar(value: Any, et: str) -> np.ndarray:
     return np.asarray(value).astype(t.dtype)
 
 
-def guess(fn: Callable[[], list[TensorType]], et: str) -> list[TensorType]:
-    """Inferred result types, or a placeholder when the parameters break the shape formula
-    (verification then reports the spec constraint they violate)."""
-    try:
-        return fn()
-    except (ValueError, IndexError, KeyError, TypeError, ZeroDivisionError):
-        return [tensor_type((), et)]
-
-
 def inferred_results(op: str, rec: Any, operand_types: Sequence[Any], et: str) -> list[TensorType]:
     """The result types the op's ``infer`` gives for ``rec`` and ``operand_types``; a
     placeholder scalar of ``et`` when they admit none (verification then names the

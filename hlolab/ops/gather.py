@@ -54,7 +54,7 @@ def _dn(name: str = "") -> Any:
 
 @record
 class GatherDims(Attrs):
-    """The fields of ``#stablehlo.gather<...>`` (the spec's names)."""
+    """The fields of ``#stablehlo.gather<...>`` (the spec's names) and ``indices_are_sorted``."""
 
     offset_dims: tuple[int, ...] = _dn()
     collapsed_slice_dims: tuple[int, ...] = _dn()
@@ -62,22 +62,15 @@ class GatherDims(Attrs):
     start_indices_batching_dims: tuple[int, ...] = _dn()
     start_index_map: tuple[int, ...] = _dn()
     index_vector_dim: int = _dn()
-
-
-@record
-class DynamicGatherAttrs(GatherDims):
-    """dynamic_gather's attributes (its slice_sizes is an operand)."""
-
     indices_are_sorted: bool = attr(boolean("indices_are_sorted"), default=False)
 
 
 @record
 class GatherAttrs(GatherDims):
-    """gather's attributes: the dimension numbers, ``slice_sizes``, ``indices_are_sorted``
-    (in the IR's order: the flag comes last)."""
+    """gather's attributes: the dimension numbers and ``slice_sizes`` (dynamic_gather's
+    is an operand, so its record is ``GatherDims``)."""
 
     slice_sizes: tuple[int, ...] = attr(ints("slice_sizes"))
-    indices_are_sorted: bool = attr(boolean("indices_are_sorted"), default=False)
 
 
 # --- verification ----------------------------------------------------------------------
@@ -304,7 +297,7 @@ def infer_gather(a: GatherAttrs, types: list[Any]) -> list[TensorType | Partial]
     return [_infer(a, types, a.slice_sizes, False)]
 
 
-def infer_dynamic_gather(a: DynamicGatherAttrs, types: list[Any]) -> list[TensorType | Partial]:
+def infer_dynamic_gather(a: GatherDims, types: list[Any]) -> list[TensorType | Partial]:
     return [_infer(a, types, None, True)]
 
 
@@ -615,7 +608,7 @@ def gather(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray) -> np.nd
     return _run(ctx, operand, start_indices, ctx.attrs.slice_sizes)
 
 
-@op("stablehlo.dynamic_gather", verify=_verify_dynamic_gather, attrs=DynamicGatherAttrs,
+@op("stablehlo.dynamic_gather", verify=_verify_dynamic_gather, attrs=GatherDims,
     infer=infer_dynamic_gather, family="indexing", provenance=gather_provenance, explain=gather_explain)
 def dynamic_gather(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray,
                    slice_sizes: np.ndarray) -> np.ndarray:
@@ -694,8 +687,6 @@ def _dynamic_gather_schema() -> None:
         OpSchema,
         bool_param,
         dtype_param,
-        guess,
-        int_list,
         int_param,
         ints_param,
         register_schema,
@@ -704,38 +695,30 @@ def _dynamic_gather_schema() -> None:
         valid_starts,
     )
 
-    keys = ("offset_dims", "collapsed_slice_dims", "start_index_map")
-
-    def infer(p: dict[str, Any]) -> list[Any]:
-        dims = GatherDims(offset_dims=p["offset_dims"], collapsed_slice_dims=p["collapsed_slice_dims"],
-                          operand_batching_dims=(), start_indices_batching_dims=(),
-                          start_index_map=p["start_index_map"], index_vector_dim=p["index_vector_dim"])
-        si = p["start_indices"]
-        rank = len(si) - (1 if p["index_vector_dim"] < len(si) else 0) + len(p["offset_dims"])
-        shape = expected_result_shape(si, p["slice_sizes"], dims, rank)
-        if shape is None:
-            # slice_sizes is an operand: its length is checked against rank(operand) (C11)
-            # only after the dimension numbers, so keep the rank they give the result
-            offsets = [z for d, z in enumerate(p["slice_sizes"]) if d not in dims.collapsed_slice_dims]
-            offsets = (offsets + [1] * len(dims.offset_dims))[:len(dims.offset_dims)]
-            kept = dims.replace(collapsed_slice_dims=())
-            shape = expected_result_shape(si, offsets, kept, rank)
-        if shape is None:
-            raise ValueError("ranks do not combine")
-        return [ttype(shape, p["dtype"])]
+    def results(rec: GatherDims, operands: list[Any], p: dict[str, Any]) -> list[Any]:
+        """infer's shape, its offset dims filled from slice_sizes' values (padded or cut
+        to their count: a wrong length is for verification to report, C11)."""
+        try:
+            (part,) = infer_dynamic_gather(rec, [o.type for o in operands])
+        except InferError:
+            return [ttype((), p["dtype"])]  # verification names the broken constraint
+        sizes = [z for d, z in enumerate(p["slice_sizes"]) if d not in rec.collapsed_slice_dims]
+        offsets = iter((sizes + [1] * len(rec.offset_dims))[:len(rec.offset_dims)])
+        return [ttype([next(offsets) if n is None else n for n in part.shape], p["dtype"])]
 
     def build(p: dict[str, Any]) -> OpParts:
-        # the spec's dynamic_gather has no batching dims: its dimension numbers name only these
-        dn = ", ".join(f"{k} = {int_list(p[k])}" for k in keys)
-        attrs = {"dimension_numbers": f"#stablehlo.gather<{dn}, index_vector_dim = {p['index_vector_dim']}>",
-                 "indices_are_sorted": "true" if p["indices_are_sorted"] else "false"}
+        # the spec's dynamic_gather has no batching dims
+        rec = GatherDims(offset_dims=p["offset_dims"], collapsed_slice_dims=p["collapsed_slice_dims"],
+                         operand_batching_dims=(), start_indices_batching_dims=(),
+                         start_index_map=p["start_index_map"], index_vector_dim=p["index_vector_dim"],
+                         indices_are_sorted=p["indices_are_sorted"])
         starts = valid_starts(p["start_indices"], p["index_vector_dim"], p["start_index_map"],
                               p["operand"], p["slice_sizes"])
         sizes = np.array(p["slice_sizes"], dtype=np.int64)
-        return OpParts([Operand("operand", ttype(p["operand"], p["dtype"])),
-                        Operand("start_indices", ttype(p["start_indices"], p["index_dtype"]), starts),
-                        Operand("slice_sizes", ttype(sizes.shape, p["index_dtype"]), sizes)],
-                       guess(lambda: infer(p), p["dtype"]), attrs)
+        operands = [Operand("operand", ttype(p["operand"], p["dtype"])),
+                    Operand("start_indices", ttype(p["start_indices"], p["index_dtype"]), starts),
+                    Operand("slice_sizes", ttype(sizes.shape, p["index_dtype"]), sizes)]
+        return OpParts(operands, results(rec, operands, p), rec)
 
     params = (
         shape_param("operand", (4, 5), "the tensor slices are gathered from"),

@@ -404,14 +404,15 @@ class Attrs:
             except AttrKindError:
                 raise error(None, f"attribute '{codec.key}' must be {codec.what}, got {a}") from None
         rec = cls(**values)
-        object.__setattr__(rec, "_present", frozenset(present))
+        # the keys the text had, in its order: to_ir writes them back the same way
+        object.__setattr__(rec, "_present", tuple(k for k in attributes if k in present))
         return rec
 
     def to_ir(self) -> dict[str, Attr]:
-        """The IR attributes of this record, in field order. A field at its default is
-        written only when the parsed text had it (so text round-trips), a struct
-        attribute whenever one of its members is."""
-        present: frozenset[str] = getattr(self, "_present", frozenset())
+        """The IR attributes of this record: those the parsed text had in its order, the
+        others in field order. A field at its default is written only when the parsed
+        text had it (so text round-trips), a struct attribute whenever one of its members is."""
+        present: tuple[str, ...] = getattr(self, "_present", ())
         out: dict[str, Attr] = {}
         groups: dict[str, list[tuple[Member, str, Any]]] = {}
         for name, codec, default in self.codecs():
@@ -427,12 +428,13 @@ class Attrs:
             out[codec.key] = codec.write(v)
         for key, members in groups.items():
             out[key] = _write_struct(members)
-        return out
+        order = [k for k in present if k in out] + [k for k in out if k not in present]
+        return {k: out[k] for k in order}
 
     def replace(self: R, **changes: Any) -> R:
         """A copy with ``changes`` (keeps which defaulted attributes the text had)."""
         rec = dataclasses.replace(self, **changes)
-        object.__setattr__(rec, "_present", getattr(self, "_present", frozenset()))
+        object.__setattr__(rec, "_present", getattr(self, "_present", ()))
         return rec
 
 

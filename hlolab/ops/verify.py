@@ -52,7 +52,7 @@ def check_inferred(call: OpCall, inferred: list[Inferred] | AsDeclared) -> None:
 
 def verify_module(module: Module) -> None:
     """Verify every op of ``module`` once (a verified module remembers it)."""
-    if getattr(module, "verified", False):
+    if module.verified:
         return
     for op in module.walk():
         verify_op(op)
