@@ -714,10 +714,7 @@ def explain_element(session: Session, ref: str | Def, index: tuple[int, ...] | l
     if d[0] == ARGS_NODE:
         return ElementExplanation(label, idx, d, None, None, [], element)
     ev = session.event(d[0])
-    opdef = lookup(ev.op.name)
-    expl = None
-    if opdef is not None and opdef.explain is not None:
-        expl = opdef.explain(ev.call, ev.inputs, ev.outputs, d[1], idx)
+    expl = ev.explain(d[1], idx)
     sources: list[ElementSource] = []
     if ev.result_defs is not None:  # control flow: the value a body or branch returned
         src = ev.result_defs[d[1]]

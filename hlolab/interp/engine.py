@@ -122,6 +122,14 @@ class OpRun:
             return None
         return opdef.provenance(self.call, self.inputs, self.outputs)
 
+    def explain(self, result: int, index: tuple[int, ...]) -> Any:
+        """The op's explanation of element ``index`` of result ``result`` (None where the
+        op defines none)."""
+        opdef = lookup(self.op.name)
+        if opdef is None or opdef.explain is None:
+            return None
+        return opdef.explain(self.call, self.inputs, self.outputs, result, tuple(index))
+
 
 class InterpCall(OpCall):
     """OpCall with access to the running interpreter (regions, calls)."""

@@ -33,7 +33,8 @@ from hlolab.ops.common import check_value, dims_fit, operand_tensor, reject_quan
 from hlolab.ops.record import Attrs, InferError, Partial, attr, boolean, ints, member, record
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element
-from hlolab.trace.explain import Explanation, Step
+from hlolab.messages import Msg
+from hlolab.trace.explain import DimRole, Explanation, Step
 from hlolab.trace.provenance import IndexMapProvenance, Link, check_index, index_link, value_shape
 from hlolab.types import ElementType, QuantizedElementType, TensorType
 
@@ -512,6 +513,17 @@ def _ints(xs: Sequence[Any]) -> tuple[int, ...]:
     return tuple(int(x) for x in xs)
 
 
+def _list(xs: Sequence[Any]) -> str:
+    """``0, 1, 2``: index components as they are written between brackets."""
+    return ", ".join(str(int(x)) for x in xs)
+
+
+def _offset_slot(dims: Any, d: int) -> int:
+    """Which entry of offset_dims the operand dim ``d`` (neither collapsed nor batching) fills."""
+    skipped = set(dims.collapsed_slice_dims) | set(dims.operand_batching_dims)
+    return sum(1 for x in range(d) if x not in skipped)
+
+
 def gather_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                    index: tuple) -> Explanation:
     """The spec's formula for one result element, every named piece with its numbers."""
@@ -525,10 +537,11 @@ def gather_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
     ivd = dims.index_vector_dim
     rank = len(idx)
     si_name = ctx.op.operands[1].name if len(ctx.op.operands) > 1 else "start_indices"
-    roles = {d: ("batch" if d in g.batch_dims else f"offset (offset_dims[{dims.offset_dims.index(d)}])")
+    roles = {d: (DimRole("batch") if d in g.batch_dims else DimRole("offset", k=dims.offset_dims.index(d)))
              for d in range(rank)}
-    steps = [Step("batch_index", f"result_index[batch_dims...], batch_dims = {g.batch_dims}",
-                  _ints(g.batch_index), dim_roles=roles)]
+    steps = [Step("batch_index", Msg("gather.batch_index.formula"), _ints(g.batch_index), dim_roles=roles,
+                  substituted=Msg("gather.batch_index.substituted", result_index=idx,
+                                  batch_dims=_list(g.batch_dims)))]
     # start_index, each component with the position it is read from (exact value, any int type)
     children = []
     raw = []
@@ -536,66 +549,74 @@ def gather_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
         p = _ints(pos)
         v = int(start_indices[p]) if start_indices.ndim else int(start_indices[()])
         raw.append(v)
-        children.append(Step(f"start_index[{k}]", f"{si_name}[{', '.join(str(i) for i in p)}]", v))
+        children.append(Step(f"start_index[{k}]", Msg("explain.element", name=si_name, index=_list(p)), v))
     if ivd < start_indices.ndim:
-        formula = (f"{si_name}[bi0, ..., :, ..., biN] with ':' at index_vector_dim = {ivd}")
+        at = ["%d" % i for i in g.batch_index]
+        at.insert(ivd, ":")
+        steps.append(Step("start_index", Msg("gather.start_index.formula", index_vector_dim=ivd), tuple(raw),
+                          substituted=Msg("explain.element", name=si_name, index=", ".join(at)),
+                          children=children))
     else:
-        formula = f"[{si_name}[batch_index]] (index_vector_dim = rank(start_indices) = {ivd})"
-    steps.append(Step("start_index", formula, tuple(raw), children=children))
+        steps.append(Step("start_index", Msg("gather.start_index.formula_scalar", index_vector_dim=ivd),
+                          tuple(raw), substituted=Msg("gather.start_index.substituted_scalar", name=si_name,
+                                                      batch_index=_list(g.batch_index)),
+                          children=children))
     # full_start_index, with the clamp
     full_start = _ints(g.full_start_index)
     before = [0] * len(full_start)
-    fs_roles: dict[int, str] = {}
+    fs_roles: dict[int, DimRole] = {}
+    parts: list[str] = ["0"] * len(full_start)
     for d_start, d_operand in enumerate(dims.start_index_map):
         before[d_operand] = raw[d_start]
         hi = int(operand.shape[d_operand]) - int(sizes[d_operand])
-        moved = " (clamped)" if raw[d_start] != full_start[d_operand] else ""
-        fs_roles[d_operand] = f"start_index[{d_start}] clamped to [0, {hi}]{moved}"
-    fs_roles = {d: fs_roles.get(d, "not in start_index_map: 0") for d in range(len(full_start))}
+        kind = "start_clamped" if raw[d_start] != full_start[d_operand] else "start"
+        fs_roles[d_operand] = DimRole(kind, k=d_start, hi=hi)
+        parts[d_operand] = f"clamp({raw[d_start]}, 0, {operand.shape[d_operand]} - {sizes[d_operand]})"
+    fs_roles = {d: fs_roles.get(d, DimRole("not_indexed")) for d in range(len(full_start))}
     clamped = tuple(before) != full_start
-    steps.append(Step("full_start_index", "clamp(start_index[d_start], 0, dim(operand, d_operand) - "
-                      "slice_sizes[d_operand]) at d_operand = start_index_map[d_start], else 0; "
-                      f"start_index_map = {list(dims.start_index_map)}, slice_sizes = {list(sizes)}",
+    steps.append(Step("full_start_index", Msg("gather.full_start_index.formula",
+                                              start_index_map=list(dims.start_index_map)),
                       full_start, dim_roles=fs_roles,
-                      before_clamp=tuple(before) if clamped else None))
-    fb_roles = {d_op: f"batch_index of start_indices dim {d_st}"
+                      before_clamp=tuple(before) if clamped else None,
+                      substituted=Msg("gather.tuple", parts=", ".join(parts))))
+    fb_roles = {d_op: DimRole("batching_of", d=d_st)
                 for d_op, d_st in zip(dims.operand_batching_dims, dims.start_indices_batching_dims,
                                       strict=True)}
     steps.append(Step("full_batching_index",
-                      "batch_index[d_start - (d_start < index_vector_dim ? 0 : 1)] at d_operand = "
-                      "operand_batching_dims[i], d_start = start_indices_batching_dims[i], else 0; "
-                      f"operand_batching_dims = {list(dims.operand_batching_dims)}, "
-                      f"start_indices_batching_dims = {list(dims.start_indices_batching_dims)}",
+                      Msg("gather.full_batching_index.formula",
+                          operand_batching_dims=list(dims.operand_batching_dims),
+                          start_indices_batching_dims=list(dims.start_indices_batching_dims)),
                       _ints(g.full_batching_index), dim_roles=fb_roles or None))
-    steps.append(Step("offset_index", f"result_index[offset_dims...], offset_dims = "
-                      f"{list(dims.offset_dims)}", _ints(g.offset_index)))
+    steps.append(Step("offset_index", Msg("gather.offset_index.formula"), _ints(g.offset_index),
+                      substituted=Msg("gather.batch_index.substituted", result_index=idx,
+                                      batch_dims=_list(dims.offset_dims))))
     fo_roles = {}
     for d in range(operand.ndim):
         if d in dims.collapsed_slice_dims:
-            fo_roles[d] = "collapsed: 0"
+            fo_roles[d] = DimRole("collapsed")
         elif d in dims.operand_batching_dims:
-            fo_roles[d] = "operand batching: 0"
+            fo_roles[d] = DimRole("operand_batching")
         else:
-            fo_roles[d] = "offset"
-    steps.append(Step("full_offset_index", "offset_index with 0 inserted at collapsed_slice_dims "
-                      f"{list(dims.collapsed_slice_dims)} and operand_batching_dims "
-                      f"{list(dims.operand_batching_dims)}", _ints(g.full_offset_index),
-                      dim_roles=fo_roles))
+            fo_roles[d] = DimRole("offset", k=_offset_slot(dims, d))
+    steps.append(Step("full_offset_index",
+                      Msg("gather.full_offset_index.formula", collapsed_slice_dims=list(dims.collapsed_slice_dims),
+                          operand_batching_dims=list(dims.operand_batching_dims)),
+                      _ints(g.full_offset_index), dim_roles=fo_roles))
     operand_index = _ints(g.operand_index)
-    steps.append(Step("operand_index", f"full_start_index + full_batching_index + full_offset_index "
-                      f"= {list(full_start)} + {list(_ints(g.full_batching_index))} + "
-                      f"{list(_ints(g.full_offset_index))}", operand_index))
+    steps.append(Step("operand_index", Msg("gather.operand_index.formula"), operand_index,
+                      substituted=Msg("gather.operand_index.substituted", start=full_start,
+                                      batching=_ints(g.full_batching_index),
+                                      offset=_ints(g.full_offset_index))))
     value = outputs[0][idx]
     name = ctx.op.operands[0].name if ctx.op.operands else "operand"
-    steps.append(Step("result[result_index]", f"{name}[{', '.join(str(i) for i in operand_index)}]",
-                      value))
+    steps.append(Step("result[result_index]", Msg("explain.element", name="operand", index="operand_index"),
+                      value, substituted=Msg("explain.element", name=name, index=_list(operand_index))))
     notes = []
     if clamped:
-        notes.append(f"clamping moved the start: {before} -> {list(full_start)} so the slice of "
-                     f"slice_sizes {list(sizes)} fits in shape(operand) {list(operand.shape)}")
+        notes.append(Msg("gather.note.clamped", before=tuple(before), after=full_start,
+                         slice_sizes=list(sizes), shape=list(operand.shape)))
     if dims.indices_are_sorted:
-        notes.append("indices_are_sorted = true: a promise hlolab does not rely on (the value is "
-                     "the same either way)")
+        notes.append(Msg("gather.note.sorted"))
     return Explanation(ctx.op.name, idx, steps, value, notes, 0)
 
 

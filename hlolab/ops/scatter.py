@@ -43,6 +43,7 @@ from hlolab.ops.record import Attrs, InferError, Partial, attr, boolean, member,
 from hlolab.ops.regions import can_combine_at, check_combiner_types, combine_at, recognize_binary_each
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element
+from hlolab.messages import Msg
 from hlolab.trace.explain import Explanation, Step
 from hlolab.trace.provenance import Provenance, Source, Target, check_index, value_shape
 from hlolab.types import ElementType, TensorType
@@ -660,7 +661,7 @@ class AnimationStep:
     values before any step (None: show the final results).
     """
 
-    caption: str
+    caption: Msg
     sources: list[Source]
     results: list[tuple[int, tuple[int, ...]]]
     running: list[tuple[int, tuple[int, ...], Any]] = field(default_factory=list)

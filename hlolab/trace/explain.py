@@ -13,26 +13,57 @@ from typing import Any
 
 import numpy as np
 
+from hlolab.messages import Msg, arg_text, text
 from hlolab.trace.provenance import check_index, value_shape
+
+Text = Msg | str  # a message, or a spec symbol (``full_start_index``, ``%arg0``) that is never translated
+
+
+class DimRole:
+    """What one dimension of an index is: a kind from ``hlolab.trace.roles.DIM_KINDS``
+    (``batch``, ``offset``, ``spatial``, ``padding``, …) and the arguments of its label
+    (``DimRole("offset", k=0)`` reads "offset (offset_dims[0])" in English). Front ends
+    colour by ``kind`` and write ``message()``; they never parse the label."""
+
+    __slots__ = ("kind", "args")
+
+    def __init__(self, kind: str, /, **args: Any) -> None:
+        self.kind = kind
+        self.args = tuple(sorted(args.items()))
+
+    def message(self) -> Msg:
+        return Msg(f"dims.{self.kind}", **dict(self.args))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DimRole) and (self.kind, self.args) == (other.kind, other.args)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.args))
+
+    def __repr__(self) -> str:
+        inner = "".join(f", {k}={v!r}" for k, v in self.args)
+        return f"DimRole({self.kind!r}{inner})"
 
 
 @dataclass
 class Step:
     """One named step of the computation of an element.
 
-    ``name`` is the spec's variable (``operand_index``, ``full_start_index``),
-    ``formula`` the spec's expression, ``value`` its value for this element.
-    ``dim_roles`` maps dimensions to what they are (batch, offset, padding...),
-    ``before_clamp`` is the value before a clamp moved it, ``children`` are
-    sub-steps (e.g. one per scatter update).
+    ``name`` is the spec's variable (``operand_index``, ``full_start_index``) as a
+    plain symbol, or a message where the step has no spec name; ``formula`` the
+    spec's expression (a message), ``substituted`` the same expression with this
+    element's numbers in it, ``value`` its value. ``dim_roles`` maps each
+    dimension of ``value`` to a ``DimRole``; ``before_clamp`` is the value before
+    a clamp moved it, ``children`` are sub-steps (e.g. one per scatter update).
     """
 
-    name: str
-    formula: str
+    name: Text
+    formula: Msg | None
     value: Any
-    dim_roles: dict | None = None
+    dim_roles: dict[int, DimRole] | None = None
     before_clamp: Any = None
     children: list[Step] = field(default_factory=list)
+    substituted: Msg | None = None
 
 
 @dataclass
@@ -43,14 +74,15 @@ class Explanation:
     index: tuple
     steps: list[Step]
     value: Any
-    notes: list[str] = field(default_factory=list)
+    notes: list[Msg] = field(default_factory=list)
     result: int = 0
 
 
 # --- text rendering ------------------------------------------------------------------
 
 def format_value(v: Any, max_elements: int = 16) -> str:
-    """A short text form of a value: scalars, index tuples, small arrays, tuples."""
+    """A short text form of a value: scalars, index tuples, small arrays, tuples, sets
+    (``{0, 1, 2}``), messages and roles (in the current language)."""
     if isinstance(v, np.ndarray):
         if v.ndim == 0:
             return str(v[()])
@@ -62,42 +94,85 @@ def format_value(v: Any, max_elements: int = 16) -> str:
         return f"({inner},)" if len(v) == 1 else f"({inner})"
     if isinstance(v, list):
         return "[" + ", ".join(format_value(x, max_elements) for x in v) + "]"
-    if isinstance(v, np.generic):
-        return str(v)
+    if isinstance(v, (set, frozenset, range)):
+        return "{" + ", ".join(format_value(x, max_elements) for x in sorted(v)) + "}"
+    if isinstance(v, Msg) or hasattr(v, "message"):
+        return arg_text(v)
     return str(v)
 
 
-def _step_lines(step: Step, depth: int, max_children: int, number: str = "") -> list[str]:
+def step_parts(step: Step, lang: str | None = None) -> list[str]:
+    """The step's name, formula, substituted formula and value, as text (empty parts
+    and a substituted formula equal to the formula left out)."""
+    formula = text(step.formula, lang)
+    substituted = text(step.substituted, lang)
+    parts = [text(step.name, lang), formula]
+    if substituted and substituted != formula:
+        parts.append(substituted)
+    with _lang(lang):
+        parts.append(format_value(step.value))
+    return [p for p in parts if p]
+
+
+def roles_text(roles: dict[int, DimRole], lang: str | None = None) -> list[str]:
+    """``d: label`` for each dimension."""
+    return [f"{d}: {text(r.message(), lang)}" for d, r in roles.items()]
+
+
+def _lang(lang: str | None):  # noqa: ANN202 - a context manager or a no-op
+    from contextlib import nullcontext
+
+    from hlolab.messages import language
+    return language(lang) if lang else nullcontext()
+
+
+LINE = 100  # a step longer than this puts its substituted formula and value on lines of their own
+
+
+def _step_lines(step: Step, depth: int, max_children: int, number: str, lang: str | None) -> list[str]:
     pad = "  " * depth
-    line = f"{pad}{number}{step.name}"
-    if step.formula:
-        line += f" = {step.formula}"
-    line += f" = {format_value(step.value)}"
+    parts = step_parts(step, lang)
+    clamp = ""
     if step.before_clamp is not None:
-        line += f"  (before clamp: {format_value(step.before_clamp)})"
-    lines = [line]
+        with _lang(lang):
+            clamp = "  " + text(Msg("explain.before_clamp", value=step.before_clamp), lang)
+    one = f"{pad}{number}" + " = ".join(parts) + clamp
+    if len(one) <= LINE or len(parts) <= 2:
+        lines = [one]
+    else:
+        lines = [f"{pad}{number}" + " = ".join(parts[:2])]
+        lines += [f"{pad}     = {p}" for p in parts[2:-1]]
+        lines.append(f"{pad}     = {parts[-1]}{clamp}")
     if step.dim_roles:
-        roles = ", ".join(f"{d}: {r}" for d, r in step.dim_roles.items())
-        lines.append(f"{pad}    dims: {roles}")
+        lines.append(f"{pad}    " + text(Msg("explain.dims", roles=", ".join(roles_text(step.dim_roles, lang))),
+                                         lang))
     shown = step.children[:max_children]
     for child in shown:
-        lines.extend(_step_lines(child, depth + 1, max_children))
+        lines.extend(_step_lines(child, depth + 1, max_children, "", lang))
     hidden = len(step.children) - len(shown)
     if hidden > 0:
-        lines.append(f"{pad}  … {hidden} more")
+        lines.append(f"{pad}  " + text(Msg("explain.more", count=hidden), lang))
     return lines
 
 
-def format_explanation(e: Explanation, max_children: int = 8) -> str:
-    """The explanation as an indented text tree of numbered steps; child lists
-    longer than ``max_children`` end with "… N more"."""
+def header_text(e: Explanation, lang: str | None = None) -> str:
+    """``gather result[0, 1] = 5`` (``result #1[…]`` for a second result)."""
     where = ", ".join(str(i) for i in e.index)
-    result = f" #{e.result}" if e.result else ""
-    lines = [f"{e.op} result{result}[{where}] = {format_value(e.value)}"]
+    with _lang(lang):
+        value = format_value(e.value)
+    key = "explain.header_result" if e.result else "explain.header"
+    return text(Msg(key, op=e.op.removeprefix("stablehlo."), result=e.result, index=where,
+                    value=value), lang)
+
+
+def format_explanation(e: Explanation, max_children: int = 8, lang: str | None = None) -> str:
+    """The explanation as an indented text tree of numbered steps in ``lang``; child
+    lists longer than ``max_children`` end with "… N more"."""
+    lines = [header_text(e, lang)]
     for n, step in enumerate(e.steps, start=1):  # numbered: the derivation reads in order
-        lines.extend(_step_lines(step, 1, max_children, f"{n}. "))
+        lines.extend(_step_lines(step, 1, max_children, f"{n}. ", lang))
     for note in e.notes:
-        lines.append(f"  note: {note}")
+        lines.append("  " + text(Msg("explain.note", note=note), lang))
     return "\n".join(lines)
 
 
@@ -116,16 +191,19 @@ def elementwise_explain(ctx: Any, inputs: list[Any], outputs: list[Any], result:
     where = ", ".join(str(i) for i in idx)
     names = [v.name for v in ctx.op.operands]
     steps = []
-    args = []
+    symbols, values = [], []
     for i, v in enumerate(inputs):
         if not isinstance(v, np.ndarray):
             continue
         at = idx if v.ndim else ()
-        name = names[i] if i < len(names) else f"operand #{i}"
+        name = names[i] if i < len(names) else f"#{i}"
         x = element_at(v, idx)
-        steps.append(Step(name, f"{name}[{', '.join(str(j) for j in at)}]", x))
-        args.append(format_value(x))
+        steps.append(Step(name, Msg("explain.element", name=name, index=", ".join(str(j) for j in at)), x))
+        symbols.append(name)
+        values.append(x)
     value = outputs[result][idx]
     label = ctx.op.name.removeprefix("stablehlo.")
-    steps.append(Step(f"result[{where}]", f"{label}({', '.join(args)})", value))
+    steps.append(Step(f"result[{where}]", Msg("explain.apply", op=label, args=", ".join(symbols)), value,
+                      substituted=Msg("explain.apply", op=label,
+                                      args=", ".join(format_value(x) for x in values))))
     return Explanation(ctx.op.name, idx, steps, value, [], result)

@@ -34,6 +34,46 @@ ROLE_LABELS: dict[str, str] = {
 ROLE_ORDER = ("result", "selected", "update", "index_read", "init", "kernel", "copy", "window",
               "combine", "pad_value", "dilation_hole", "control")
 
+# dimension roles (hlolab.trace.explain.DimRole): kind -> colour group, one table for the TUI
+# and the renderers, so a dimension has one colour everywhere. Colours read as text on a light
+# and a dark background.
+DIM_GROUP_COLORS: dict[str, str] = {
+    "batch": "#4477AA",     # blue: batch dimensions, whatever the op
+    "offset": "#228833",    # green: dims that run along a slice, window or operand
+    "index": "#AA6600",     # amber: dims whose value comes from an index or a permutation
+    "clamped": "#CC3355",   # red: a value a clamp moved
+    "spatial": "#009988",   # teal: convolution spatial dims
+    "feature": "#AA3377",   # purple: features, contracting and reduced dims
+    "padding": "#997700",   # olive: padding, dilation holes, cropped positions
+    "absent": "#888888",    # grey: dims that contribute 0 (collapsed, not indexed)
+}
+DIM_KINDS: dict[str, str] = {
+    # gather / scatter
+    "batch": "batch", "offset": "offset", "collapsed": "absent", "operand_batching": "absent",
+    "start": "index", "start_clamped": "clamped", "not_indexed": "absent",
+    "batching_of": "batch", "update_scatter": "index", "update_window": "offset",
+    "inserted_window": "absent", "input_batching": "absent",
+    # dot_general / convolution
+    "lhs_free": "offset", "rhs_free": "index", "contracting": "feature",
+    "spatial": "spatial", "input_feature": "feature", "output_feature": "feature",
+    "input_batch": "batch", "output_batch": "batch", "kernel_spatial": "spatial",
+    "kernel_input_feature": "feature", "kernel_output_feature": "feature",
+    # reductions, windows, padding
+    "reduced": "feature", "kept": "offset", "window": "offset", "operand": "offset",
+    "padding": "padding", "padding_low": "padding", "padding_high": "padding", "hole": "padding",
+    "cropped": "padding",
+    # shape and data movement
+    "iota": "index", "operand_dim": "index", "pinned": "absent", "new": "absent",
+    "concatenated": "index", "reversed": "index", "sorted": "index",
+    "clamped": "clamped", "in_range": "offset", "sliced": "offset",
+}
+
+
+def dim_color(kind: str) -> str:
+    """The text colour of a dimension role's kind."""
+    return DIM_GROUP_COLORS[DIM_KINDS.get(kind, "offset")]
+
+
 def role_color(role: str) -> str:
     return ROLE_COLORS.get(role, ROLE_COLORS["copy"])
 
