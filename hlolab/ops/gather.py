@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import ExecutionError
+from hlolab.messages import Msg
 from hlolab.ops.common import check_value, dims_fit, operand_tensor, reject_quantized, sliding_windows
 from hlolab.ops.record import Attrs, InferError, Partial, attr, boolean, ints, member, record
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element
-from hlolab.messages import Msg
 from hlolab.trace.explain import DimRole, Explanation, Step
 from hlolab.trace.provenance import IndexMapProvenance, Link, check_index, index_link, value_shape
 from hlolab.types import ElementType, QuantizedElementType, TensorType
@@ -551,7 +551,7 @@ def gather_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
         raw.append(v)
         children.append(Step(f"start_index[{k}]", Msg("explain.element", name=si_name, index=_list(p)), v))
     if ivd < start_indices.ndim:
-        at = ["%d" % i for i in g.batch_index]
+        at = [str(int(i)) for i in g.batch_index]
         at.insert(ivd, ":")
         steps.append(Step("start_index", Msg("gather.start_index.formula", index_vector_dim=ivd), tuple(raw),
                           substituted=Msg("explain.element", name=si_name, index=", ".join(at)),
@@ -599,7 +599,8 @@ def gather_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
         else:
             fo_roles[d] = DimRole("offset", k=_offset_slot(dims, d))
     steps.append(Step("full_offset_index",
-                      Msg("gather.full_offset_index.formula", collapsed_slice_dims=list(dims.collapsed_slice_dims),
+                      Msg("gather.full_offset_index.formula",
+                          collapsed_slice_dims=list(dims.collapsed_slice_dims),
                           operand_batching_dims=list(dims.operand_batching_dims)),
                       _ints(g.full_offset_index), dim_roles=fo_roles))
     operand_index = _ints(g.operand_index)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import HloLabError
+from hlolab.messages import Msg, text
 from hlolab.render import style
 from hlolab.render.diagram import explanation_of
 from hlolab.render.layout import Board, format_cell
@@ -70,7 +71,7 @@ def _result_line(event: Any, view: OpView, r: int, idx: tuple[int, ...]) -> str:
     if e is None:
         return f"{where} = {format_value(np.asarray(event.outputs[r])[idx])}"
     last = e.steps[-1] if e.steps else None
-    formula = last.formula if last is not None and last.formula else ""
+    formula = text(last.substituted or last.formula) if last is not None else ""
     if formula and len(formula) <= FORMULA_CHARS:
         return f"{where} = {formula} = {format_value(e.value)}"
     return f"{where} = {format_value(e.value)}"
@@ -82,9 +83,10 @@ def _walk_frames(event: Any, view: OpView, elements: Elements | None, max_frames
     for k, (r, idx) in enumerate(chosen):
         groups = view.element_cells(r, idx)
         roles = ", ".join(dict.fromkeys(style.ROLE_LABELS.get(g.role, g.role) for g in groups))
-        caption = f"{_result_line(event, view, r, idx)}   (from: {roles or 'no inputs'})"
+        source = Msg("render.from_roles", roles=roles) if roles else Msg("render.from_nothing")
+        caption = f"{_result_line(event, view, r, idx)}   {text(source)}"
         if total > len(chosen):
-            caption += f"   [frame {k + 1}: the first {len(chosen)} of {total} elements]"
+            caption += "   " + text(Msg("render.frame_of", frame=k + 1, shown=len(chosen), total=total))
         plans.append(FramePlan(caption, groups + [CellGroup(f"result{r}", "result",
                                                             np.asarray([idx], dtype=np.int64))]))
     return plans
@@ -110,7 +112,7 @@ def _step_frames(event: Any, view: OpView, steps: list[Any]) -> list[FramePlan]:
         for r, idx, value in step.running:
             state[f"result{r}"][tuple(idx)] = value
         values = {k: v.copy() for k, v in state.items()} if runs else None
-        plans.append(FramePlan(step.caption, [g for g in groups if len(g.indices)], values))
+        plans.append(FramePlan(text(step.caption), [g for g in groups if len(g.indices)], values))
     return plans
 
 

@@ -22,11 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from hlolab.messages import Msg, text
 from hlolab.render import style
 from hlolab.render.layout import Board
 from hlolab.render.opview import CellGroup, OpView
-from hlolab.trace.explain import Explanation, Step, format_value
+from hlolab.trace.explain import DimRole, Explanation, Step, format_value, step_parts
 from hlolab.trace.provenance import value_shape
+from hlolab.trace.roles import DIM_GROUP_COLORS, dim_color
 
 EXPLAIN_WIDTH = 64    # characters per explanation line
 EXPLAIN_LINES = 46    # lines of explanation before eliding
@@ -40,15 +42,7 @@ MAX_TERMS = 8         # products written out in a dot-product line
 MAX_ELEMENTS = len(style.ELEMENT_COLORS)
 INK = "#222222"
 
-# text colours for what an index component is (dim_roles wording); darker than the fills
-DIM_COLORS: tuple[tuple[str, str], ...] = (
-    ("(clamped)", "#BB3355"), ("start_index", "#AA6600"), ("batching", "#AA3377"), ("batch", "#4477AA"),
-    ("offset", "#228833"),
-    ("collapsed", style.MUTED_TEXT), ("not in", style.MUTED_TEXT), ("spatial", "#4477AA"),
-    ("feature", "#117733"), ("window", "#4477AA"), ("pad", "#997700"), ("index", "#4477AA"),
-)
-
-CLAMP = DIM_COLORS[0][1]
+CLAMP = DIM_GROUP_COLORS["clamped"]
 
 Segment = tuple[str, str]   # (text, colour)
 Line = list[Segment]
@@ -156,19 +150,15 @@ def attributes_line(event: Any, width: int = 110) -> list[str]:
         for k, x in pairs:
             if isinstance(x, tuple) and not x:
                 continue  # empty dim lists say nothing
-            text = _attr_text(x)
-            items.append(f"{k}={text if len(text) <= 48 else text[:47] + '…'}")
+            shown = _attr_text(x)
+            items.append(f"{k}={shown if len(shown) <= 48 else shown[:47] + '…'}")
     return textwrap.wrap("  ".join(items), width) if items else []
 
 
 # --- derivation text as coloured segments ------------------------------------------------------
 
-def _dim_color(role: str) -> str:
-    low = str(role).lower()
-    for word, color in DIM_COLORS:
-        if word in low:
-            return color
-    return style.ACCENT
+def _dim_color(role: DimRole) -> str:
+    return dim_color(role.kind)
 
 
 def _plain(line: Line) -> str:
@@ -179,12 +169,12 @@ def _fit(line: Line, width: int) -> Line:
     """Truncate a segment line to ``width`` characters (an ellipsis marks the cut)."""
     out: Line = []
     n = 0
-    for text, color in line:
-        if n + len(text) > width:
-            out.append((text[:max(0, width - n - 1)] + "…", color))
+    for seg, color in line:
+        if n + len(seg) > width:
+            out.append((seg[:max(0, width - n - 1)] + "…", color))
             return out
-        out.append((text, color))
-        n += len(text)
+        out.append((seg, color))
+        n += len(seg)
     return out
 
 
@@ -230,7 +220,7 @@ def _header(e: Explanation) -> list[Line]:
     line.append((f" = {format_value(e.value)}", INK))
     out = [line]
     if roles:
-        out += _roles_lines(roles, "index: ")
+        out += _roles_lines(roles, text(Msg("render.index_lead")))
     return out
 
 
@@ -239,7 +229,7 @@ def _roles_lines(roles: dict, lead: str, indent: int = 0, width: int = EXPLAIN_W
     lines: list[Line] = [[(" " * indent + lead, style.MUTED_TEXT)]]
     col = indent + len(lead)
     for n, (d, r) in enumerate(roles.items()):
-        entry = f"{d}: {r}" + (", " if n < len(roles) - 1 else "")
+        entry = f"{d}: {text(r.message())}" + (", " if n < len(roles) - 1 else "")
         if col + len(entry) > width and col > indent + len(lead):
             lines.append([(" " * (indent + len(lead)), INK)])
             col = indent + len(lead)
@@ -249,23 +239,29 @@ def _roles_lines(roles: dict, lead: str, indent: int = 0, width: int = EXPLAIN_W
 
 
 def _step_lines(n: int, s: Step, width: int, max_children: int = 4) -> list[Line]:
-    head: Line = [(f"{n}. ", style.MUTED_TEXT), (s.name, style.ACCENT), (" = ", INK)]
+    """``n. name = value`` (index components coloured by their dims' roles), then the
+    formula and the formula with the numbers substituted, the dims' roles, a few children."""
+    head: Line = [(f"{n}. ", style.MUTED_TEXT), (text(s.name), style.ACCENT), (" = ", INK)]
     comps = _components(s.value, s.dim_roles)
     head += comps if comps is not None else [(format_value(s.value), INK)]
     if s.before_clamp is not None:
-        head.append((f"  clamped from {format_value(s.before_clamp)}", CLAMP))
+        head.append(("  " + text(Msg("render.clamped_from", value=s.before_clamp)), CLAMP))
     lines = [_fit(head, width)]
-    if s.formula:
-        lines += _wrapped(s.formula, style.MUTED_TEXT, 5, width, max_lines=2)
+    formula, substituted = text(s.formula), text(s.substituted)
+    if formula:
+        lines += _wrapped(formula, style.MUTED_TEXT, 5, width, max_lines=2)
+    if substituted and substituted != formula:
+        lines += _wrapped("= " + substituted, INK, 5, width, max_lines=2)
     if s.dim_roles:
-        lines += _roles_lines(s.dim_roles, "dims: ", 5, width)
+        lines += _roles_lines(s.dim_roles, text(Msg("explain.dims", roles="")), 5, width)
     for c in s.children[:max_children]:
-        text = f"{c.name} = {c.formula + ' = ' if c.formula else ''}{format_value(c.value)}"
+        line = " = ".join(step_parts(c))
         if c.before_clamp is not None:
-            text += f"  clamped from {format_value(c.before_clamp)}"
-        lines.append(_fit([("     " + text, INK)], width))
+            line += "  " + text(Msg("render.clamped_from", value=c.before_clamp))
+        lines.append(_fit([("     " + line, INK)], width))
     if len(s.children) > max_children:
-        lines.append([(f"     … {len(s.children) - max_children} more", style.MUTED_TEXT)])
+        lines.append([("     " + text(Msg("explain.more", count=len(s.children) - max_children)),
+                       style.MUTED_TEXT)])
     return lines
 
 
@@ -275,7 +271,7 @@ def single_text(e: Explanation, width: int = EXPLAIN_WIDTH) -> list[Line]:
     for n, s in enumerate(e.steps, start=1):
         lines += _step_lines(n, s, width)
     for note in e.notes:
-        lines += _wrapped(f"note: {note}", style.MUTED_TEXT, 0, width)
+        lines += _wrapped(text(Msg("explain.note", note=note)), style.MUTED_TEXT, 0, width)
     return lines
 
 
@@ -296,11 +292,11 @@ def dot_terms(view: OpView, result: int, index: tuple[int, ...]) -> str | None:
     pairs = zip(va[:MAX_TERMS], vb[:MAX_TERMS], strict=True)
     terms = [f"{format_value(x)}·{format_value(y)}" for x, y in pairs]
     if len(va) > MAX_TERMS:
-        terms.append(f"… ({len(va) - MAX_TERMS} more)")
+        terms.append(text(Msg("render.more_terms", count=len(va) - MAX_TERMS)))
     skipped = int((a.valid ^ b.valid).sum())
     out = " + ".join(terms) if terms else "0"
     if skipped:
-        out += f" (+ {skipped} on padding/holes)"
+        out += " " + text(Msg("render.skipped_terms", count=skipped))
     return f"{out} = {format_value(np.asarray(view.outputs[result])[index])}"
 
 
@@ -311,8 +307,8 @@ def _derivation(view: OpView, e: Explanation | None, result: int, index: tuple[i
     if dot is not None:
         return dot
     last = e.steps[-1] if e is not None and e.steps else None
-    if last is not None and last.formula:
-        return f"{last.formula} = {value}"
+    if last is not None and (last.substituted or last.formula):
+        return f"{text(last.substituted or last.formula)} = {value}"
     return value
 
 
@@ -347,24 +343,25 @@ def multi_text(view: OpView, chosen: list[tuple[int, tuple[int, ...]]],
             heads.append([(f"({k + 1})", _text_of(k))] + ([("[", INK), *comps[1:-1], ("]", INK)]
                                                              if comps else [(_where(idx), _text_of(k))]))
         cells = [[_cell(e.steps[n]) for e in explanations if e is not None] for n in rows]
-        name_w = min(22, max(len(first.steps[n].name) for n in rows) + 1) if rows else 8
+        names = [text(s.name) for s in first.steps]
+        name_w = min(22, max(len(names[n]) for n in rows) + 1) if rows else 8
         cols = [min(26, max(len(_plain(c)) for c in [heads[k], *(r[k] for r in cells)]) + 2)
                 for k in range(len(chosen))]
         width = max(width, name_w + sum(cols))
         lines.append([(" " * name_w, INK)] + [seg for k, h in enumerate(heads) for seg in _pad(h, cols[k])])
         for n, row in zip(rows, cells):
-            line: Line = [(first.steps[n].name[:name_w - 1].ljust(name_w), style.ACCENT)]
+            line: Line = [(names[n][:name_w - 1].ljust(name_w), style.ACCENT)]
             for k, c in enumerate(row):
                 line += _pad(c, cols[k])
             lines.append(line)
         if any(s.before_clamp is not None for e in explanations if e for s in e.steps):
-            lines.append([("x←y: clamped from y", CLAMP)])
+            lines.append([(text(Msg("render.clamp_key")), CLAMP)])
         if roles:
-            lines += _roles_lines(roles, "result dims: ")
+            lines += _roles_lines(roles, text(Msg("render.result_dims")))
         lines.append([("", INK)])
     for k, ((r, idx), e) in enumerate(zip(chosen, explanations, strict=True)):
-        text = f"({k + 1}) result{_where(idx)} = {_derivation(view, e, r, idx)}"
-        wrapped = _wrapped(text, _text_of(k), 0, width, max_lines=3)
+        line = f"({k + 1}) result{_where(idx)} = {_derivation(view, e, r, idx)}"
+        wrapped = _wrapped(line, _text_of(k), 0, width, max_lines=3)
         lines += wrapped
     return lines
 
@@ -382,7 +379,8 @@ def _text_of(k: int) -> str:
 def _limit(lines: list[Line], max_lines: int = EXPLAIN_LINES) -> list[Line]:
     if len(lines) <= max_lines:
         return lines
-    return lines[:max_lines - 1] + [[(f"… {len(lines) - max_lines + 1} more lines", style.MUTED_TEXT)]]
+    return lines[:max_lines - 1] + [[(text(Msg("render.more_lines", count=len(lines) - max_lines + 1)),
+                                       style.MUTED_TEXT)]]
 
 
 # --- drawing -----------------------------------------------------------------------------------
@@ -400,11 +398,11 @@ def _draw_lines(board: Board, lines: list[Line], x: float, y: float) -> None:
     cw, lh = _char_w(board), _line_h(board)
     for n, line in enumerate(lines):
         col = 0
-        for text, color in line:
-            if text.strip():
-                board.ax.text(x + col * cw, y + n * lh, text, fontsize=FONT_SIZE, family=MONO,
+        for seg, color in line:
+            if seg.strip():
+                board.ax.text(x + col * cw, y + n * lh, seg, fontsize=FONT_SIZE, family=MONO,
                               color=color, va="top", ha="left", zorder=7)
-            col += len(text)
+            col += len(seg)
 
 
 def draw_diagram(event: Any, elements: Sequence[tuple[int, tuple[int, ...]]] | None = None, *,
@@ -458,8 +456,8 @@ def draw_diagram(event: Any, elements: Sequence[tuple[int, tuple[int, ...]]] | N
         board.legend(roles, view.x, legend_y)
     if lines:
         _draw_lines(board, lines, right, text_y)
-    text = "\n".join(_plain(ln) for ln in lines)
-    return Rendered(board.fig, board, view, chosen, groups, text)
+    plain = "\n".join(_plain(ln) for ln in lines)
+    return Rendered(board.fig, board, view, chosen, groups, plain)
 
 
 def visible_roles(groups: list[CellGroup]) -> set[str]:

@@ -144,8 +144,8 @@ def _step_lines(step: Step, depth: int, max_children: int, number: str, lang: st
         lines += [f"{pad}     = {p}" for p in parts[2:-1]]
         lines.append(f"{pad}     = {parts[-1]}{clamp}")
     if step.dim_roles:
-        lines.append(f"{pad}    " + text(Msg("explain.dims", roles=", ".join(roles_text(step.dim_roles, lang))),
-                                         lang))
+        roles = ", ".join(roles_text(step.dim_roles, lang))
+        lines.append(f"{pad}    " + text(Msg("explain.dims", roles=roles), lang))
     shown = step.children[:max_children]
     for child in shown:
         lines.extend(_step_lines(child, depth + 1, max_children, "", lang))

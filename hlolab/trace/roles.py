@@ -9,6 +9,8 @@ Kept apart from the renderers so the TUI needs no matplotlib-side module.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+
 # role -> fill colour; "result" is the chosen output element
 ROLE_COLORS: dict[str, str] = {
     "result": "#CC6677",      # rose
@@ -24,12 +26,25 @@ ROLE_COLORS: dict[str, str] = {
     "selected": "#882255",    # wine
     "control": "#BBBBBB",     # grey
 }
-ROLE_LABELS: dict[str, str] = {
-    "result": "chosen output", "copy": "source (copy)", "combine": "combined operand",
-    "window": "window element", "kernel": "kernel element", "pad_value": "padding value",
-    "dilation_hole": "dilation hole", "init": "init value", "index_read": "index read",
-    "update": "update", "selected": "selected", "control": "control (decides)",
-}
+
+
+class _Labels(Mapping[str, str]):
+    """Role -> label in the current language (hlolab/messages/<lang>/roles.toml)."""
+
+    def __getitem__(self, role: str) -> str:
+        if role not in ROLE_COLORS:
+            raise KeyError(role)
+        from hlolab.messages import Msg, text
+        return text(Msg(f"roles.{role}"))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(ROLE_COLORS)
+
+    def __len__(self) -> int:
+        return len(ROLE_COLORS)
+
+
+ROLE_LABELS: Mapping[str, str] = _Labels()
 # order of precedence when one cell has several roles: the most specific wins
 ROLE_ORDER = ("result", "selected", "update", "index_read", "init", "kernel", "copy", "window",
               "combine", "pad_value", "dilation_hole", "control")

@@ -18,6 +18,7 @@ from hlolab.render import (
 )
 from hlolab.render.diagram import draw_diagram  # noqa: E402
 from hlolab.render.opview import OpView  # noqa: E402
+from hlolab.trace.explain import DimRole  # noqa: E402
 from tests.render.test_render import event_of  # noqa: E402
 
 ADD_BODY = """({
@@ -381,7 +382,7 @@ def test_several_gather_elements_table_keeps_whole_indices_and_colours_dims():
     head = "".join(t for t, _ in lines[0])
     for k, (_, idx) in enumerate(chosen):  # nothing cut: every header names its whole index
         assert f"({k + 1})[{', '.join(map(str, idx))}]" in head
-    batch, offset = diagram._dim_color("batch"), diagram._dim_color("offset")
+    batch, offset = diagram._dim_color(DimRole("batch")), diagram._dim_color(DimRole("offset", k=0))
     colours = {c for t, c in lines[0] if t.strip().isdigit()}
     assert batch != offset and {batch, offset} <= colours  # index components coloured by dim role
     full = next(ln for ln in lines if ln and ln[0][0].startswith("full_start_index"))

@@ -13,12 +13,11 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from hlolab.trace.explain import Explanation, Step, format_explanation, format_value
-from hlolab.trace.roles import ROLE_COLORS, ROLE_LABELS, ROLE_ORDER, text_color
+from hlolab.messages import Msg, text
+from hlolab.trace.explain import Explanation, Step, format_explanation, format_value, header_text, step_parts
+from hlolab.trace.roles import ROLE_COLORS, ROLE_LABELS, ROLE_ORDER, dim_color, text_color
 
 MAX_CHILDREN = 8
-# dim roles get a colour each, in order of first appearance (Tol "bright", readable on dark and light)
-_DIM_COLORS = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377")
 
 
 def role_swatch(role: str) -> Text:
@@ -42,66 +41,50 @@ def legend_text(roles: Iterable[str]) -> Text:
     return out
 
 
-def _dim_role_colors(steps: list[Step]) -> dict[str, str]:
-    colors: dict[str, str] = {}
-
-    def walk(s: Step) -> None:
-        for role in (s.dim_roles or {}).values():
-            kind = str(role).split(" ")[0].split("(")[0]
-            if kind not in colors:
-                colors[kind] = _DIM_COLORS[len(colors) % len(_DIM_COLORS)]
-        for c in s.children:
-            walk(c)
-
-    for s in steps:
-        walk(s)
-    return colors
-
-
-def _step_rows(table: Table, step: Step, depth: int, number: str, colors: dict[str, str]) -> None:
+def _step_rows(table: Table, step: Step, depth: int, number: str) -> None:
     """One row per step: the number (right-aligned) and the text, so long formulas wrap
-    under their own step instead of at the left edge."""
+    under their own step instead of at the left edge. The text reads name = formula =
+    substituted formula = value; each dimension role in its kind's colour."""
     line = Text()
-    line.append(step.name, style="bold")
-    if step.formula:
+    parts = step_parts(step)
+    line.append(parts[0], style="bold")
+    for k, part in enumerate(parts[1:], start=1):
         line.append(" = ")
-        line.append(step.formula, style="dim")
-    line.append(" = ")
-    line.append(format_value(step.value), style="bold")
+        last = k == len(parts) - 1
+        line.append(part, style="bold" if last else "dim" if k == 1 else "")
     if step.before_clamp is not None:
-        line.append(f"  (before clamp: {format_value(step.before_clamp)})", style="italic")
+        line.append("  " + text(Msg("explain.before_clamp", value=step.before_clamp)), style="italic")
     if step.dim_roles:
-        line.append("\ndims: ", style="dim")
+        line.append("\n" + text(Msg("explain.dims", roles="")), style="dim")
         for k, (d, role) in enumerate(step.dim_roles.items()):
             if k:
                 line.append(", ", style="dim")
-            kind = str(role).split(" ")[0].split("(")[0]
-            line.append(f"{d}: {role}", style=colors.get(kind, ""))
+            line.append(f"{d}: {text(role.message())}", style=dim_color(role.kind))
     table.add_row(Text("  " * depth + number, style="dim"), line)
     shown = step.children[:MAX_CHILDREN]
     for child in shown:
-        _step_rows(table, child, depth + 1, "·", colors)
+        _step_rows(table, child, depth + 1, "·")
     hidden = len(step.children) - len(shown)
     if hidden > 0:
-        table.add_row("", Text(f"… {hidden} more", style="dim"))
+        table.add_row("", Text(text(Msg("explain.more", count=hidden)), style="dim"))
 
 
 def explanation_renderable(e: Explanation) -> Group:
-    """The explanation as numbered steps: name, the spec's formula (dim), the value (bold)."""
-    where = ", ".join(str(i) for i in e.index)
-    result = f" #{e.result}" if e.result else ""
+    """The explanation as numbered steps: name, the spec's formula (dim), the numbers
+    substituted, the value (bold)."""
     head = Text()
-    head.append(f"{e.op.removeprefix('stablehlo.')} result{result}[{where}] = ", style="bold")
-    head.append(format_value(e.value), style=f"bold {text_color(ROLE_COLORS['result'])} "
-                                              f"on {ROLE_COLORS['result']}")
+    head_text = header_text(e)
+    value = format_value(e.value)
+    head.append(head_text.removesuffix(value), style="bold")
+    head.append(value, style=f"bold {text_color(ROLE_COLORS['result'])} on {ROLE_COLORS['result']}")
     table = Table.grid(padding=(0, 1))
     table.add_column(justify="right", no_wrap=True)
     table.add_column(ratio=1)
-    colors = _dim_role_colors(e.steps)
     for n, step in enumerate(e.steps, start=1):
-        _step_rows(table, step, 0, f"{n}.", colors)
+        _step_rows(table, step, 0, f"{n}.")
     for note in e.notes:
-        table.add_row(Text("note", style="italic dim"), Text(note, style="italic"))
+        table.add_row(Text(text(Msg("explain.note_label")), style="italic dim"),
+                      Text(text(note), style="italic"))
     return Group(head, table)
 
 
