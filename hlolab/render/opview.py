@@ -111,6 +111,13 @@ class OpView:
         frame = "x".join(str(d) for d in fm.shape)
         return f"{label}, read in its padded frame {frame}", values, kinds
 
+    def grid_axes(self, key: str) -> tuple[int, int] | None:
+        """The two axes of tensor ``key`` the op draws as rows and columns (a convolution's
+        spatial dims); None: the last two."""
+        axes = getattr(self.prov, "grid_axes", None) if self.prov is not None else None
+        got = (axes or {}).get(key)
+        return None if got is None else (int(got[0]), int(got[1]))
+
     def _pad_value(self, fm: FrameMap, x: np.ndarray) -> Any:
         for po in fm.pad_operands:
             if po is not None and po < len(self.inputs):
@@ -192,8 +199,8 @@ class OpView:
         layouts: dict[str, TensorLayout] = {}
         for key in self.keys():
             _, values, _ = self.drawn(key)
-            axes = getattr(self.prov, "grid_axes", {}).get(key) if self.prov is not None else None
-            layouts[key] = TensorLayout(values.shape, keep=self.keep.get(key, ()), grid_axes=axes)
+            layouts[key] = TensorLayout(values.shape, keep=self.keep.get(key, ()),
+                                        grid_axes=self.grid_axes(key))
         operands = [k for k in layouts if k.startswith("operand")]
         results = [k for k in layouts if k.startswith("result")]
         left_w = max((layouts[k].width for k in operands), default=0.0)

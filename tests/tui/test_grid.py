@@ -167,3 +167,39 @@ def test_formatting_is_compact():
     assert format_row(np.array([0.1, 2.0], dtype=np.float32)) == ["0.1", "2.0"]
     assert format_row(np.array([1 - 2j], dtype=np.complex64)) == ["1-2j"]
     assert format_row(np.array([0.1], dtype=ml_dtypes.bfloat16)) == [str(ml_dtypes.bfloat16(0.1))]
+
+
+def test_grid_axes_show_an_nhwc_image_as_its_spatial_plane():
+    # a 1x5x5x2 NHWC image drawn as 5x5 planes (axes 1, 2), the channel as the slice selector;
+    # every public index (cursor, messages, highlights, clicks) stays in NHWC order
+    async def body():
+        value = np.arange(50).reshape(1, 5, 5, 2)
+        app = GridApp(None)
+        async with app.run_test(size=(80, 24)) as pilot:
+            g = app.query_one(TensorGrid)
+            g.set_value(value, "%lhs", grid_axes=(1, 2))
+            await pilot.pause()
+            assert g.grid_axes == (1, 2) and g.value is value
+            lines = [g.render_line(y).text for y in range(g.size.height)]
+            assert lines[0].startswith("slice [0, :, :, 0] of 1x2")
+            assert lines[1].split() == ["0", "1", "2", "3", "4"]  # five columns: the width axis
+            row2 = next(line for line in lines if line.split()[:1] == ["2"])
+            assert row2.split()[1:] == [str(v) for v in value[0, 2, :, 0]]
+            await pilot.press("down", "down", "right")
+            assert g.index == (0, 2, 1, 0)
+            await pilot.press("right_square_bracket")  # next channel
+            assert g.index == (0, 2, 1, 1) and g.slice_index == (0, 1)
+            await pilot.pause()
+            assert app.moved[-1] == (0, 2, 1, 1)
+            g.move_cursor((0, 4, 3, 0))
+            await pilot.pause()
+            assert g.index == (0, 4, 3, 0) and app.moved[-1] == (0, 4, 3, 0)
+            g.set_highlights({(0, 4, 3, 0): "window", (0, 1, 1, 1): "copy"})
+            await pilot.pause()
+            assert g.other_slice_highlights == 1  # the channel-1 cell is on the other slice
+            assert g.highlights[(0, 4, 3, 0)] == "window"
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.activated[-1] == (0, 4, 3, 0)
+
+    run(body)

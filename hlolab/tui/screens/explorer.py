@@ -309,7 +309,7 @@ class ExplorerScreen(Screen):
             self._mount_grids(keys)
         for key in keys:
             label, values, kinds = view.drawn(key)
-            self._grids[key].set_value(values, label, kinds=kinds)
+            self._grids[key].set_value(values, label, kinds=kinds, grid_axes=view.grid_axes(key))
         preset_changed = built.request.preset != self._last_preset
         self._last_preset = built.request.preset
         self.built = built
@@ -380,7 +380,7 @@ class ExplorerScreen(Screen):
                 g.clear_highlights()
             self.query_one(ExplainPanel).show("(no elements)")
             return
-        index = tuple(grid.cursor)
+        index = grid.index
         kind, n = split_key(self._driver)
         if kind == "result":
             self._show_sources(n, index)
@@ -524,7 +524,7 @@ class ExplorerScreen(Screen):
             kind, n = split_key(self._driver)
             view = self.built.view
             name = view.result_name(n) if kind == "result" else view.operand_name(n)
-            parts.append(f"cursor {name}[{', '.join(map(str, g.cursor))}]")
+            parts.append(f"cursor {name}[{', '.join(map(str, g.index))}]")
         self.query_one("#status", Static).update(" · ".join(parts))
 
     # --- animation ------------------------------------------------------------------------
@@ -540,7 +540,7 @@ class ExplorerScreen(Screen):
             return
         shape = grid.value.shape
         size = int(np.prod(shape, dtype=np.int64))
-        flat = int(np.ravel_multi_index(tuple(grid.cursor), shape)) if shape else 0
+        flat = int(np.ravel_multi_index(grid.index, shape)) if shape else 0
         flat = (flat + direction) % size
         key = self._key_of(grid)
         if key is not None:
@@ -609,7 +609,7 @@ class ExplorerScreen(Screen):
             return
         grid = self._animated()
         r = int(self._key_of(grid).removeprefix("result")) if grid is not None else 0  # type: ignore[union-attr]
-        index = tuple(grid.cursor) if grid is not None else ()
+        index = grid.index if grid is not None else ()
         label = self.op.removeprefix("stablehlo.")
         out = self.EXPORT_DIR / f"{label}.{fmt}"
         self.notify(f"exporting {out} …")

@@ -902,7 +902,7 @@ class StepperScreen(Screen):
         if grid is None:
             self.notify("no output to trace: step to an op first", severity="warning")
             return
-        self.trace_grid(grid, tuple(grid.cursor))
+        self.trace_grid(grid, grid.index)
 
     @on(TensorGrid.Activated)
     @_guarded

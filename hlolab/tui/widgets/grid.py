@@ -1,8 +1,11 @@
 """A tensor of any rank as a grid of cells, drawn with Textual's line API.
 
-The last two axes form the grid (a 1-D tensor is one row, a scalar one cell);
-leading axes are chosen with a slice selector (``[``/``]`` the innermost
-leading axis, ``{``/``}`` the outer ones). Only visible rows are rendered, and
+Two axes form the grid: the last two, or the ``grid_axes`` the op declares
+(a convolution's spatial dims of an NHWC image); a 1-D tensor is one row, a
+scalar one cell. The other axes are chosen with a slice selector (``[``/``]``
+the innermost, ``{``/``}`` the outer ones). Internally the grid shows a
+transposed view (other axes first, grid axes last); every public index (the
+cursor's ``index``, highlights, messages) is in the tensor's own order. Only visible rows are rendered, and
 a rendered row is cached until the value, the highlights or the slice change,
 so moving the cursor repaints two rows: 64x64 and larger tensors stay fast.
 
@@ -156,7 +159,9 @@ class TensorGrid(ScrollView, can_focus=True):
     def __init__(self, value: np.ndarray | None = None, *, title: str = "", name: str | None = None,
                  id: str | None = None, classes: str | None = None):
         super().__init__(name=name, id=id, classes=classes)
-        self._value: np.ndarray | None = None
+        self._value: np.ndarray | None = None  # the view on screen: other axes, then the grid axes
+        self._orig: np.ndarray | None = None
+        self._perm: tuple[int, ...] | None = None  # view axis -> tensor axis (None: the same order)
         self._kinds: np.ndarray | None = None
         self._highlights: dict[tuple[int, ...], str] = {}
         self._plane_hl: dict[tuple[int, int], str] = {}
@@ -171,7 +176,30 @@ class TensorGrid(ScrollView, can_focus=True):
     # --- public interface ----------------------------------------------------------
     @property
     def value(self) -> np.ndarray | None:
-        return self._value
+        return self._orig
+
+    @property
+    def index(self) -> tuple[int, ...]:
+        """The cursor's index in the tensor's own axis order."""
+        return self._to_orig(tuple(self.cursor))
+
+    @property
+    def grid_axes(self) -> tuple[int, int] | None:
+        """The tensor axes shown as rows and columns (None: the last two, or rank < 2)."""
+        return (self._perm[-2], self._perm[-1]) if self._perm is not None else None
+
+    def _to_view(self, index: tuple[int, ...]) -> tuple[int, ...]:
+        if self._perm is None or len(index) != len(self._perm):
+            return index
+        return tuple(index[a] for a in self._perm)
+
+    def _to_orig(self, index: tuple[int, ...]) -> tuple[int, ...]:
+        if self._perm is None or len(index) != len(self._perm):
+            return index
+        out = [0] * len(index)
+        for view_axis, axis in enumerate(self._perm):
+            out[axis] = index[view_axis]
+        return tuple(out)
 
     @property
     def highlights(self) -> dict[tuple[int, ...], str]:
@@ -192,19 +220,31 @@ class TensorGrid(ScrollView, can_focus=True):
         return self._other_slices
 
     def set_value(self, value: np.ndarray | None, title: str = "", *,
-                  kinds: np.ndarray | None = None) -> None:
+                  kinds: np.ndarray | None = None, grid_axes: tuple[int, int] | None = None) -> None:
         """Show ``value``; the cursor stays where it was when it is still inside the shape.
 
         ``kinds`` (same shape, int8: 0 element, 1 padding, 2 dilation hole) dims the
-        cells of a padded frame that are not operand elements.
+        cells of a padded frame that are not operand elements. ``grid_axes`` are the
+        two axes drawn as rows and columns (default: the last two).
         """
-        self._value = None if value is None else np.asarray(value)
-        self._kinds = kinds if kinds is None or value is None or kinds.shape == self._value.shape else None
+        old_orig = self.index if self._value is not None else tuple(self.cursor)
+        self._orig = None if value is None else np.asarray(value)
+        self._perm = None
+        if self._orig is not None and grid_axes is not None:
+            rank = self._orig.ndim
+            a, b = (int(x) for x in grid_axes)
+            if rank >= 2 and a != b and 0 <= a < rank and 0 <= b < rank and (a, b) != (rank - 2, rank - 1):
+                self._perm = tuple(x for x in range(rank) if x not in (a, b)) + (a, b)
+        self._value = self._orig if self._perm is None else self._orig.transpose(self._perm)
+        if kinds is not None and self._orig is not None and kinds.shape == self._orig.shape:
+            self._kinds = kinds if self._perm is None else kinds.transpose(self._perm)
+        else:
+            self._kinds = None
         self.border_title = title or None
         self._slice_key = None
         if self._value is not None:
             shape = self._value.shape
-            old = tuple(self.cursor)
+            old = self._to_view(old_orig)
             if len(old) == len(shape) and all(0 <= i < d for i, d in zip(old, shape)):
                 new = old
             else:
@@ -212,7 +252,7 @@ class TensorGrid(ScrollView, can_focus=True):
                             for i, d in zip(old + (0,) * len(shape), shape))[:len(shape)]
             self.set_reactive(TensorGrid.cursor, new)
             if new != old and self.is_mounted:
-                self.post_message(self.CursorMoved(self, new))
+                self.post_message(self.CursorMoved(self, self._to_orig(new)))
         else:
             self.set_reactive(TensorGrid.cursor, ())
         self._split_highlights()
@@ -233,7 +273,7 @@ class TensorGrid(ScrollView, can_focus=True):
 
     def move_cursor(self, index: tuple[int, ...]) -> None:
         """Put the cursor on the full ``index`` (switching the slice on screen)."""
-        self.cursor = tuple(int(i) for i in index)
+        self.cursor = self._to_view(tuple(int(i) for i in index))
 
     # --- geometry ------------------------------------------------------------------
     def _plane(self) -> np.ndarray:
@@ -271,8 +311,10 @@ class TensorGrid(ScrollView, can_focus=True):
         v = self._value
         if v is None or v.ndim <= 2:
             return []
-        lead = ", ".join(str(i) for i in self.cursor[:-2])
-        lines = [f"slice [{lead}, :, :] of {'x'.join(str(d) for d in v.shape[:-2])}"]
+        where = self._to_orig(tuple(self.cursor[:-2]) + (-1, -1))
+        at = ", ".join(":" if i < 0 else str(i) for i in where)
+        others = "x".join(str(d) for d in v.shape[:-2])
+        lines = [f"slice [{at}] of {others}"]
         if self._other_slices:
             lines.append(f"{self._other_slices} highlighted on other slices")
         return lines
@@ -317,6 +359,7 @@ class TensorGrid(ScrollView, can_focus=True):
             for k, role in self._highlights.items():
                 if len(k) != v.ndim:
                     continue
+                k = self._to_view(k)
                 if k[:n] == lead:
                     plane[self._cell_of(k)] = role
                 else:
@@ -346,7 +389,7 @@ class TensorGrid(ScrollView, can_focus=True):
                     self._refresh_row(self._cell_of(index)[0])
         self._scroll_to_cursor()
         if self.has_cells:
-            self.post_message(self.CursorMoved(self, tuple(new)))
+            self.post_message(self.CursorMoved(self, self._to_orig(tuple(new))))
 
     def _refresh_row(self, row: int) -> None:
         for key in [k for k in self._rows if k[0] == row]:
@@ -434,7 +477,7 @@ class TensorGrid(ScrollView, can_focus=True):
 
     def action_activate(self) -> None:
         if self.has_cells:
-            self.post_message(self.Activated(self, tuple(self.cursor)))
+            self.post_message(self.Activated(self, self.index))
 
     # --- mouse ------------------------------------------------------------------------
     def cell_at(self, x: int, y: int) -> tuple[int, ...] | None:
@@ -455,7 +498,7 @@ class TensorGrid(ScrollView, can_focus=True):
             return ()
         if v.ndim == 1:
             return (col,)
-        return tuple(self.cursor[:-2]) + (row, col)
+        return self._to_orig(tuple(self.cursor[:-2]) + (row, col))
 
     async def _on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
