@@ -9,6 +9,9 @@
   through float32 first and round twice (e.g. bf16, f8E5M2).
 - ``to_bits`` / ``from_bits``: the raw bit patterns as unsigned integers.
 - ``ulp_distance(a, b)``: how many representable values apart two floats are.
+- ``extremum_key(x, is_max)``: the order the spec's float maximum / minimum
+  follow (NaN propagates, -0.0 < +0.0) as int64 keys, so element-wise max/min,
+  clamp, reduce, reduce_window and scatter combiners share one policy.
 """
 
 from __future__ import annotations
@@ -261,3 +264,40 @@ def widen(a: np.ndarray) -> np.ndarray:
     if a.dtype.kind == "c":
         return a.astype(np.complex128)
     return a.astype(np.float64)
+
+
+# --- the spec's maximum / minimum on floats -------------------------------------------------
+
+_NAN_TOP = np.int64(np.iinfo(np.int64).max)
+_NAN_BOTTOM = np.int64(np.iinfo(np.int64).min)
+
+
+def extremum_key(x: np.ndarray, is_max: bool) -> np.ndarray:
+    """int64 keys whose order is the one float ``maximum`` (``is_max``) or ``minimum``
+    follow: every NaN beats every number (NaN propagates) and ties with every NaN,
+    -0.0 < +0.0, otherwise the numbers' order. Of equal keys the first wins: a NaN lhs
+    stays, and the first NaN of a chain is the result, as in XLA. Every float type
+    is exact in float64, so one key serves all; ``key_value`` inverts a number's key."""
+    x64 = np.asarray(x).astype(np.float64)
+    bits = x64.view(np.int64)
+    # IEEE total order: flip the magnitude bits of negatives, so -0.0 sorts just below +0.0
+    key = np.where(bits < 0, bits ^ np.int64(0x7FFFFFFFFFFFFFFF), bits)
+    return np.where(np.isnan(x64), _NAN_TOP if is_max else _NAN_BOTTOM, key)
+
+
+def key_value(key: np.ndarray) -> np.ndarray:
+    """The float64 a non-NaN ``extremum_key`` stands for (bit-exact)."""
+    k = np.asarray(key, dtype=np.int64)
+    return np.where(k < 0, k ^ np.int64(0x7FFFFFFFFFFFFFFF), k).view(np.float64)
+
+
+def is_nan_key(key: np.ndarray, is_max: bool) -> np.ndarray:
+    return np.asarray(key) == (_NAN_TOP if is_max else _NAN_BOTTOM)
+
+
+def takes_first(a: np.ndarray, b: np.ndarray, is_max: bool) -> np.ndarray:
+    """Where float ``maximum(a, b)`` (``minimum``) is ``a``: ``a`` wins ties, so a NaN
+    ``a`` stays and a NaN ``b`` wins over a number. Selecting from the operands keeps
+    the result bit-identical to one of them (NaN payloads included)."""
+    ka, kb = extremum_key(a, is_max), extremum_key(b, is_max)
+    return ka >= kb if is_max else ka <= kb

@@ -226,3 +226,50 @@ def test_is_nan_and_widen():
     assert is_nan(np.array([np.nan, 1], ml_dtypes.bfloat16)).tolist() == [True, False]
     assert widen(np.array([1.5], ml_dtypes.float8_e4m3fn)).dtype == np.float64
     assert widen(np.array([1j], np.complex64)).dtype == np.complex128
+
+
+# --- the float maximum / minimum policy ------------------------------------------------------
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.float16, ml_dtypes.bfloat16,
+                                ml_dtypes.float8_e4m3fn])
+def test_extremum_key_orders_numbers_zeros_and_nan(dt):
+    from hlolab.numerics import extremum_key, key_value
+
+    xs = np.array([-np.inf, -2.5, -0.0, 0.0, 0.5, 3.0], dtype=dt)
+    if dt != ml_dtypes.float8_e4m3fn:  # e4m3fn has no inf
+        keys = extremum_key(xs, True)
+        assert (np.diff(keys) > 0).all()  # strictly increasing: -0.0 < +0.0
+        assert to_bits(key_value(keys).astype(dt)).tolist() == to_bits(xs).tolist()
+    nan = np.array([np.nan], dtype=dt)
+    assert extremum_key(nan, True)[0] > extremum_key(np.array([3.0], dtype=dt), True)[0]
+    assert extremum_key(nan, False)[0] < extremum_key(np.array([-2.5], dtype=dt), False)[0]
+
+
+def test_takes_first_is_the_spec_maximum_and_minimum():
+    from hlolab.numerics import takes_first
+
+    a = np.array([1.0, np.nan, 2.0, -0.0, 0.0, 5.0, np.nan], dtype=np.float32)
+    b = np.array([2.0, 3.0, np.nan, 0.0, -0.0, 5.0, np.nan], dtype=np.float32)
+    assert takes_first(a, b, True).tolist() == [False, True, False, False, True, True, True]
+    assert takes_first(a, b, False).tolist() == [True, True, False, True, False, True, True]
+
+
+def test_scatter_style_extremum_matches_the_sequential_chain():
+    # combine_at's maximum/minimum over colliding targets == max(lhs, rhs) applied in order
+    from hlolab.numerics import takes_first
+    from hlolab.ops.regions import combine_at
+
+    rng = np.random.default_rng(0)
+    pool = np.array([np.nan, -np.nan, 0.0, -0.0, 1.0, -1.0, 2.0, np.inf, -np.inf], dtype=np.float32)
+    pool[0] = from_bits(np.array([0x7FC00001], np.uint32), np.float32)[0]  # a NaN with a payload
+    for is_max in (True, False):
+        acc = rng.choice(pool, 6)
+        t = rng.integers(0, 6, 200)
+        v = rng.choice(pool, 200)
+        want = acc.copy()
+        for j in range(len(t)):  # the reference: one max(lhs, rhs) at a time
+            lhs, rhs = want[t[j]:t[j] + 1], v[j:j + 1]
+            want[t[j]] = lhs[0] if takes_first(lhs, rhs, is_max)[0] else rhs[0]
+        got = acc.copy()
+        assert combine_at("maximum" if is_max else "minimum", got, t, v, element_type("f32"))
+        assert to_bits(got).tolist() == to_bits(want).tolist()

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import ExecutionError
-from hlolab.numerics import float_format, to_bits
+from hlolab.numerics import float_format, takes_first, to_bits
 from hlolab.ops.common import check_value, reject_quantized, shapes_compatible
 from hlolab.ops.conversion import baseline_key, count_check, plain_element, tensor_operand
 from hlolab.ops.elementwise import infer_tensors, like, same_shape
@@ -292,12 +292,7 @@ def _extremum(a: np.ndarray, b: np.ndarray, et: ElementType, larger: bool) -> np
         beats = np.greater if larger else np.less
         take_a = np.where(a.real == b.real, beats(a.imag, b.imag), beats(a.real, b.real))
     else:
-        wa, wb = a.astype(np.float64), b.astype(np.float64)  # exact for every float type
-        beats = np.greater if larger else np.less
-        # on equal values (+-0.0), max prefers +0.0 and min prefers -0.0
-        zero_tie = (wa == wb) & (np.signbit(wa) != np.signbit(wb))
-        sign_wins = ~np.signbit(wa) if larger else np.signbit(wa)
-        take_a = np.isnan(wa) | (~np.isnan(wb) & (beats(wa, wb) | (zero_tie & sign_wins)))
+        take_a = takes_first(a, b, larger)
     return np.where(take_a, a, b)  # select, so the result is bit-identical to an input
 
 

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import ExecutionError, UnsupportedError
+from hlolab.numerics import takes_first
 from hlolab.ops.common import reject_quantized, tensor_type, wrap_int
 from hlolab.ops.record import Attrs, InferError, Inferred, Partial
 from hlolab.ops.registry import OpCall, op
@@ -623,10 +624,7 @@ def maximum(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         # interpreter and jax.lax.max (XLA's own complex max ignores the imaginary parts)
         take = np.where(lhs.real == rhs.real, lhs.imag > rhs.imag, lhs.real > rhs.real)
         return _float_select(lhs, rhs, take)
-    a, b = _compute(lhs), _compute(rhs)
-    ties = (a == b) & ~(np.signbit(a) & ~np.signbit(b))  # a tie goes to lhs unless lhs is -0, rhs +0
-    take = np.isnan(a) | (~np.isnan(b) & ((a > b) | ties))
-    return _float_select(lhs, rhs, take)
+    return _float_select(lhs, rhs, takes_first(lhs, rhs, True))
 
 
 @elementwise_op("stablehlo.minimum", "Min", same_type_verifier(ANY_Q))
@@ -642,10 +640,7 @@ def minimum(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     if et.is_complex:
         take = np.where(lhs.real == rhs.real, lhs.imag < rhs.imag, lhs.real < rhs.real)
         return _float_select(lhs, rhs, take)
-    a, b = _compute(lhs), _compute(rhs)
-    ties = (a == b) & ~(np.signbit(b) & ~np.signbit(a))  # a tie goes to lhs unless rhs is -0, lhs +0
-    take = np.isnan(a) | (~np.isnan(b) & ((a < b) | ties))
-    return _float_select(lhs, rhs, take)
+    return _float_select(lhs, rhs, takes_first(lhs, rhs, False))
 
 
 # --- rounding -----------------------------------------------------------------------

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from hlolab.ir.module import Region, Value
+from hlolab.numerics import extremum_key, is_nan_key, key_value
 from hlolab.ops.common import is_promotable, per_tensor_type, same_element, shapes_compatible, wrap_int
 from hlolab.ops.elementwise import _wide
 from hlolab.ops.registry import OpCall
@@ -230,40 +231,21 @@ def combine_at(name: str, acc: np.ndarray, targets: np.ndarray, values: np.ndarr
 
 
 def _float_extremum_at(acc: np.ndarray, t: np.ndarray, v: np.ndarray, is_max: bool) -> None:
-    """Sequential element-wise maximum/minimum of each target's chain, vectorized.
-
-    For a chain [acc, v_1, v_2, ...] the running max(lhs, rhs) keeps a NaN lhs and
-    takes a NaN rhs, so the result is the first NaN of the chain; without NaN it is
-    the largest value, +0.0 beating -0.0 (for minimum: the smallest, -0.0 beating +0.0).
-    Values are compared in f64, where every float type is exact.
-    """
-    a64 = acc.astype(np.float64)
-    v64 = v.astype(np.float64)
-    vnan = np.isnan(v64)
-    # the first NaN update per target (by position), for targets whose acc is not NaN
-    big = np.iinfo(np.int64).max
-    first_nan = np.full(acc.shape, big, dtype=np.int64)
-    pos = np.arange(v.size, dtype=np.int64)
-    np.minimum.at(first_nan, t[vnan], pos[vnan])
-    # extremum of the non-NaN values
-    fill = -np.inf if is_max else np.inf
-    ext = np.where(np.isnan(a64), fill, a64)
-    (np.maximum if is_max else np.minimum).at(ext, t, np.where(vnan, fill, v64))
-    # signed zeros: max prefers +0.0 when the chain has one; min prefers -0.0
-    want_sign = not is_max  # the zero sign that wins
-    has_winner_zero = (a64 == 0) & (np.signbit(a64) == want_sign)
-    np.logical_or.at(has_winner_zero, t, (v64 == 0) & (np.signbit(v64) == want_sign))
-    touched = np.zeros(acc.shape, dtype=bool)
-    touched[t] = True
+    """Sequential element-wise maximum/minimum of each target's chain [acc, v_1, v_2, ...],
+    vectorized on ``numerics.extremum_key``: the chain's largest key wins, and among NaN keys
+    the first NaN of the chain (the running max keeps a NaN lhs and takes a NaN rhs)."""
+    ka = extremum_key(acc, is_max)
+    kv = extremum_key(v, is_max)
+    best = ka.copy()
+    (np.maximum if is_max else np.minimum).at(best, t, kv)
     out = acc.copy()
-    # non-NaN chains: the extremum (bit-exact: it is one of the chain's values)
-    plain = touched & ~np.isnan(a64) & (first_nan == big)
-    zero = plain & (ext == 0)
-    nonzero = plain & (ext != 0)
-    out[nonzero] = ext[nonzero].astype(acc.dtype)
-    zero_value = np.where(has_winner_zero[zero], -0.0 if want_sign else 0.0, 0.0 if want_sign else -0.0)
-    out[zero] = zero_value.astype(acc.dtype)
-    # chains whose first NaN is an update
-    nan_upd = touched & ~np.isnan(a64) & (first_nan != big)
-    out[nan_upd] = v[first_nan[nan_upd]]
+    number = ~is_nan_key(best, is_max) & (best != ka)  # an update's number won: its exact value
+    out[number] = key_value(best[number]).astype(acc.dtype)
+    # a NaN won and acc is not NaN: the first NaN update of the target, by position
+    nan_upd = is_nan_key(best, is_max) & ~is_nan_key(ka, is_max)
+    if nan_upd.any():
+        vnan = is_nan_key(kv, is_max)
+        first = np.full(acc.shape, v.size, dtype=np.int64)
+        np.minimum.at(first, t[vnan], np.arange(v.size, dtype=np.int64)[vnan])
+        out[nan_upd] = v[first[nan_upd]]
     acc[...] = out  # a NaN acc stays as it is
