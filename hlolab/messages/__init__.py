@@ -125,7 +125,10 @@ def arg_text(v: Any, lang: str | None = None) -> str:
     if isinstance(v, str):
         return v
     from hlolab.trace.explain import format_value
-    return format_value(v)
+    if lang is None:
+        return format_value(v)
+    with language(lang):  # messages nested in a list or tuple argument
+        return format_value(v)
 
 
 def text(msg: Msg | str | None, lang: str | None = None) -> str:

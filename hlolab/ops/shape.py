@@ -26,6 +26,7 @@ import numpy as np
 
 from hlolab.errors import ExecutionError, NotImplementedOpError
 from hlolab.ir.attrs import DenseElementsAttr
+from hlolab.messages import Msg
 from hlolab.numerics import round_float64
 from hlolab.ops.common import dims_fit, same_element, shapes_compatible, tensor_type
 from hlolab.ops.record import (
@@ -41,7 +42,7 @@ from hlolab.ops.record import (
     same_types,
 )
 from hlolab.ops.registry import OpCall, op
-from hlolab.trace.explain import Explanation, Step
+from hlolab.trace.explain import DimRole, Explanation, Step, format_value
 from hlolab.trace.provenance import (
     IndexMapProvenance,
     Link,
@@ -136,6 +137,16 @@ def _ints(index: Index) -> tuple[int, ...]:
     return tuple(int(i) for i in index)
 
 
+def _list(xs: Sequence[Any]) -> str:
+    """``0, 1, 2``: index components as they are written between brackets."""
+    return ", ".join(str(int(x)) for x in xs)
+
+
+def _tuple(parts: Sequence[str]) -> Msg:
+    """An index tuple written component by component (``(a,)`` for one, as values are)."""
+    return Msg("shape.tuple", parts=", ".join(parts) + ("," if len(parts) == 1 else ""))
+
+
 def _copy_map(inputs: list[Any], outputs: list[Any], links: list[Link]) -> IndexMapProvenance:
     return IndexMapProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
                               [links])
@@ -149,13 +160,14 @@ def _no_links(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
 
 def _copy_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], idx: tuple[int, ...],
                   steps: list[Step], operand: int, operand_index: tuple[int, ...],
-                  notes: Sequence[str] = ()) -> Explanation:
-    """The common tail: result[result_index] = operand[operand_index]."""
+                  symbol: str = "operand") -> Explanation:
+    """The common tail: result[result_index] = operand[operand_index] (``symbol`` is the
+    spec's name of the operand read, e.g. ``inputs[k]``)."""
     value = outputs[0][idx]
-    name = ctx.op.operands[operand].name if operand < len(ctx.op.operands) else f"operand #{operand}"
-    where = ", ".join(str(i) for i in operand_index)
-    steps.append(Step("result[result_index]", f"{name}[{where}]", value))
-    return Explanation(ctx.op.name, idx, steps, value, list(notes), 0)
+    name = ctx.op.operands[operand].name if operand < len(ctx.op.operands) else f"#{operand}"
+    steps.append(Step("result[result_index]", Msg("explain.element", name=symbol, index="operand_index"),
+                      value, substituted=Msg("explain.element", name=name, index=_list(operand_index))))
+    return Explanation(ctx.op.name, idx, steps, value, [], 0)
 
 
 def _check_result(outputs: list[Any], result: int) -> None:
@@ -207,8 +219,9 @@ def _explain_constant(ctx: OpCall, inputs: list[Any], outputs: list[Any], result
                       index: tuple) -> Explanation:
     idx = _result_index(outputs, result, index)
     value = outputs[0][idx]
-    return Explanation(ctx.op.name, idx, [Step("output[output_index]", "value[output_index]", value)],
-                       value, ["a constant: the value comes from the program text, no input"], 0)
+    step = Step("output[output_index]", Msg("explain.element", name="value", index="output_index"), value,
+                substituted=Msg("explain.element", name="value", index=_list(idx)))
+    return Explanation(ctx.op.name, idx, [step], value, [Msg("shape.constant.note")], 0)
 
 
 @op("stablehlo.constant", aliases=("Constant", "ConstantLiteral"), verify=_verify_constant,
@@ -279,10 +292,14 @@ def _explain_iota(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: in
     idx = _result_index(outputs, result, index)
     d = ctx.attrs.iota_dimension
     value = outputs[0][idx]
-    steps = [Step("output_index[iota_dimension]", f"output_index[{d}]", idx[d],
-                  dim_roles={d: "iota_dimension"}),
-             Step("output[output_index]", f"constant({idx[d]}, {ctx.result_tensor(0).element})", value)]
-    return Explanation(ctx.op.name, idx, steps, value, ["iota reads no input"], 0)
+    # the step's name is the spec's whole expression: no formula beyond it
+    steps = [Step("output_index[iota_dimension]", None, idx[d],
+                  dim_roles={d: DimRole("iota")},
+                  substituted=Msg("shape.iota.index.substituted", output_index=idx, iota_dimension=d)),
+             Step("output[output_index]", Msg("shape.iota.output.formula"), value,
+                  substituted=Msg("shape.iota.output.substituted", index=idx[d],
+                                  element_type=str(ctx.result_tensor(0).element)))]
+    return Explanation(ctx.op.name, idx, steps, value, [Msg("shape.iota.note")], 0)
 
 
 @op("stablehlo.iota", aliases=("Iota",), verify=_verify_iota, attrs=IotaAttrs, infer=infer_iota,
@@ -369,16 +386,28 @@ def _prov_reshape(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provena
     return _copy_map(inputs, outputs, [Link(0, "copy", flat)])
 
 
+def _strides(shape: Sequence[int]) -> list[int]:
+    """Row-major strides: how far one step along each dim moves in the flat order."""
+    return [int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))]
+
+
 def _explain_reshape(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                      index: tuple) -> Explanation:
     idx = _result_index(outputs, result, index)
     rshape, oshape = outputs[0].shape, inputs[0].shape
     k = int(np.ravel_multi_index(idx, rshape)) if rshape else 0
     operand_index = tuple(int(i) for i in np.unravel_index(k, oshape)) if oshape else ()
-    steps = [Step("position", "position of result_index in the row-major order of "
-                  f"index_space(result) {rshape}", k),
-             Step("operand_index", f"the index at position {k} of index_space(operand) {oshape}",
-                  operand_index)]
+    # the row-major position written out: sum of result_index[d] * stride[d], and back
+    terms = [f"{i} * {st}" if st != 1 else str(i) for i, st in zip(idx, _strides(rshape), strict=True)]
+    parts = []
+    for d, (n, st) in enumerate(zip(oshape, _strides(oshape), strict=True)):
+        q = f"{k} // {st}" if st != 1 else str(k)
+        parts.append(q if d == 0 else f"{q} % {n}")
+    # a rank-0 or rank-1 index is its position: nothing to substitute
+    steps = [Step("position", Msg("shape.reshape.position.formula", shape=rshape), k,
+                  substituted=Msg("shape.expr", expr=" + ".join(terms)) if len(rshape) > 1 else None),
+             Step("operand_index", Msg("shape.reshape.operand_index.formula", shape=oshape), operand_index,
+                  substituted=_tuple(parts) if len(oshape) > 1 else None)]
     return _copy_explain(ctx, inputs, outputs, idx, steps, 0, operand_index)
 
 
@@ -450,9 +479,14 @@ def _explain_transpose(ctx: OpCall, inputs: list[Any], outputs: list[Any], resul
     idx = _result_index(outputs, result, index)
     perm = ctx.attrs.permutation
     operand_index = _ints(transpose_operand_index(_one(idx), perm))
-    roles = {d: f"operand dim {p}" for d, p in enumerate(perm)}
-    steps = [Step("operand_index", "operand_index[permutation[d]] = result_index[d], "
-                  f"permutation = {list(perm)}", operand_index, dim_roles=roles)]
+    roles = {d: DimRole("operand_dim", d=p) for d, p in enumerate(perm)}
+    inverse = [0] * len(perm)  # operand dim p reads result dim inverse[p]
+    for d, p in enumerate(perm):
+        inverse[p] = d
+    steps = [Step("operand_index", Msg("shape.transpose.operand_index.formula", permutation=list(perm)),
+                  operand_index, dim_roles=roles,
+                  substituted=Msg("shape.transpose.operand_index.substituted", result_index=idx,
+                                  dims=_list(inverse)))]
     return _copy_explain(ctx, inputs, outputs, idx, steps, 0, operand_index)
 
 
@@ -565,12 +599,13 @@ def _explain_broadcast(ctx: OpCall, inputs: list[Any], outputs: list[Any], resul
     dims = ctx.attrs.broadcast_dimensions
     oshape = inputs[0].shape
     operand_index = _ints(broadcast_operand_index(_one(idx), oshape, dims))
-    roles: dict[int, str] = {r: "new (repeated)" for r in range(len(idx))}
+    roles = {r: DimRole("new") for r in range(len(idx))}
     for d, rd in enumerate(dims):
-        roles[rd] = f"operand dim {d} (size 1: pinned to 0)" if oshape[d] == 1 else f"operand dim {d}"
-    steps = [Step("operand_index", "operand_index[d] = 0 if dim(operand, d) = 1 else "
-                  f"result_index[broadcast_dimensions[d]], broadcast_dimensions = {list(dims)}",
-                  operand_index, dim_roles=roles)]
+        roles[rd] = DimRole("pinned", d=d) if oshape[d] == 1 else DimRole("operand_dim", d=d)
+    parts = ["0" if n == 1 else f"{format_value(idx)}[{dims[d]}]" for d, n in enumerate(oshape)]
+    steps = [Step("operand_index", Msg("shape.broadcast_in_dim.operand_index.formula",
+                                       broadcast_dimensions=list(dims)),
+                  operand_index, dim_roles=roles, substituted=_tuple(parts))]
     return _copy_explain(ctx, inputs, outputs, idx, steps, 0, operand_index)
 
 
@@ -648,8 +683,9 @@ def _explain_slice(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
     idx = _result_index(outputs, result, index)
     start, strides = ctx.attrs.start_indices, ctx.attrs.strides
     operand_index = _ints(slice_operand_index(_one(idx), start, strides))
-    steps = [Step("operand_index", f"start_indices + result_index * strides = {list(start)} + "
-                  f"{list(idx)} * {list(strides)}", operand_index)]
+    steps = [Step("operand_index", Msg("shape.slice.operand_index.formula"), operand_index,
+                  substituted=Msg("shape.slice.operand_index.substituted", start_indices=list(start),
+                                  result_index=list(idx), strides=list(strides)))]
     return _copy_explain(ctx, inputs, outputs, idx, steps, 0, operand_index)
 
 
@@ -743,12 +779,17 @@ def _explain_concatenate(ctx: OpCall, inputs: list[Any], outputs: list[Any], res
     k, oi = concatenate_operand_index(_one(idx), sizes, d)
     k, operand_index = int(k), _ints(oi)
     before = " + ".join(str(s) for s in sizes[:k]) or "0"
-    steps = [Step("k", f"the input whose range along dimension {d} holds id = {idx[d]}; "
-                  f"sizes = {sizes}", k),
-             Step("kd", f"id - (d0 + ... + dk-1) = {idx[d]} - ({before})", operand_index[d]),
-             Step("operand_index", f"result_index with dimension {d} replaced by kd", operand_index,
-                  dim_roles={d: "concatenated"})]
-    return _copy_explain(ctx, inputs, outputs, idx, steps, k, operand_index)
+    low = sum(sizes[:k])
+    steps = [Step("k", Msg("shape.concatenate.k.formula", dimension=d), k,
+                  substituted=Msg("shape.concatenate.k.substituted", low=low, id=idx[d],
+                                  high=low + sizes[k], sizes=sizes)),
+             Step("kd", Msg("shape.concatenate.kd.formula"), operand_index[d],
+                  substituted=Msg("shape.concatenate.kd.substituted", id=idx[d], before=before)),
+             Step("operand_index", Msg("shape.concatenate.operand_index.formula", dimension=d), operand_index,
+                  dim_roles={d: DimRole("concatenated")},
+                  substituted=Msg("shape.concatenate.operand_index.substituted", result_index=idx, id=idx[d],
+                                  dimension=d, kd=operand_index[d]))]
+    return _copy_explain(ctx, inputs, outputs, idx, steps, k, operand_index, symbol="inputs[k]")
 
 
 @op("stablehlo.concatenate", aliases=("ConcatInDim", "Concatenate"), verify=_verify_concatenate,
@@ -808,9 +849,10 @@ def _explain_reverse(ctx: OpCall, inputs: list[Any], outputs: list[Any], result:
     dims = ctx.attrs.dimensions
     shape = outputs[0].shape
     operand_index = _ints(reverse_operand_index(_one(idx), shape, dims))
-    roles = {d: "reversed" if d in dims else "kept" for d in range(len(idx))}
-    steps = [Step("operand_index", "operand_index[d] = dim(result, d) - result_index[d] - 1 if d in "
-                  f"dimensions = {list(dims)}, else result_index[d]", operand_index, dim_roles=roles)]
+    roles = {d: DimRole("reversed") if d in dims else DimRole("kept") for d in range(len(idx))}
+    parts = [f"{shape[d]} - {i} - 1" if d in dims else str(i) for d, i in enumerate(idx)]
+    steps = [Step("operand_index", Msg("shape.reverse.operand_index.formula", dimensions=list(dims)),
+                  operand_index, dim_roles=roles, substituted=_tuple(parts))]
     return _copy_explain(ctx, inputs, outputs, idx, steps, 0, operand_index)
 
 
@@ -876,7 +918,9 @@ def _verify_pad(ctx: OpCall) -> None:
                         f"edge_padding_high = {list(want)}")
 
 
-PAD_KINDS = ("operand", "low edge padding", "high edge padding", "interior padding")
+# what a result dimension's index is, as DimRole kinds: an operand element, edge padding
+# before or after the operand, or a hole between two operand elements (interior padding)
+PAD_KINDS = ("operand", "padding_low", "padding_high", "hole")
 
 
 def pad_operand_index(result_index: Index, operand_shape: Sequence[int], low: Sequence[int],
@@ -910,24 +954,32 @@ def _explain_pad(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int
     idx = _result_index(outputs, result, index)
     low, interior = ctx.attrs.edge_padding_low, ctx.attrs.interior_padding
     oi, kinds = pad_operand_index(_one(idx), inputs[0].shape, low, interior)
-    shifted = tuple(r - lo for r, lo in zip(idx, low, strict=True))
-    roles = {d: PAD_KINDS[int(k)] for d, k in enumerate(kinds)}
+    shifted = tuple(int(r - lo) for r, lo in zip(idx, low, strict=True))
+    steps_ = tuple(i + 1 for i in interior)
+    roles = {d: DimRole(PAD_KINDS[int(k)]) for d, k in enumerate(kinds)}
     # an integer where an operand element sits, else why the quotient is no operand index
-    why = {1: "< 0", 2: "past the last element", 3: "not an integer"}
-    shown = tuple(int(q) if int(k) == 0 else f"{t}/{i + 1} {why[int(k)]}"
-                  for q, k, t, i in zip(oi, kinds, shifted, interior, strict=True))
-    steps = [Step("result_index - edge_padding_low", f"{list(idx)} - {list(low)}", shifted),
-             Step("operand_index", "(result_index - edge_padding_low) / (interior_padding + 1), "
-                  f"interior_padding = {list(interior)}", shown, dim_roles=roles)]
+    why = {1: "below", 2: "past", 3: "hole"}
+    shown = tuple(int(q) if int(k) == 0 else
+                  Msg(f"shape.pad.reason.{why[int(k)]}", shifted=t, step=st, last=n - 1)
+                  for q, k, t, st, n in zip(oi, kinds, shifted, steps_, inputs[0].shape, strict=True))
+    steps = [Step("result_index - edge_padding_low", None, shifted,
+                  substituted=Msg("shape.pad.shifted.substituted", result_index=idx,
+                                  edge_padding_low=tuple(low))),
+             Step("operand_index", Msg("shape.pad.operand_index.formula", interior_padding=list(interior)),
+                  shown, dim_roles=roles,
+                  substituted=Msg("shape.pad.operand_index.substituted", shifted=shifted, steps=steps_))]
     if all(int(k) == 0 for k in kinds):
         return _copy_explain(ctx, inputs, outputs, idx, steps, 0, _ints(oi))
     value = outputs[0][idx]
     name = ctx.op.operands[1].name if len(ctx.op.operands) > 1 else "padding_value"
-    steps.append(Step("result[result_index]", f"padding_value ({name})", value))
-    where = [f"dim {d}: {r}" for d, r in roles.items() if r != "operand"]
-    return Explanation(ctx.op.name, idx, steps, value,
-                       ["no operand_index satisfies result_index = edge_padding_low + operand_index * "
-                        "(interior_padding + 1) (" + "; ".join(where) + ")"], 0)
+    steps.append(Step("result[result_index]", Msg("shape.pad.value.formula"), value,
+                      substituted=Msg("shape.expr", expr=name)))
+    # the padded dims as one message chain (a list argument would not follow the language)
+    where: Msg | None = None
+    for d in reversed([d for d, r in roles.items() if r.kind != "operand"]):
+        item = Msg("shape.pad.note.dim", d=d, role=roles[d])
+        where = item if where is None else Msg("shape.pad.note.and", first=item, rest=where)
+    return Explanation(ctx.op.name, idx, steps, value, [Msg("shape.pad.note.no_operand", dims=where)], 0)
 
 
 @op("stablehlo.pad", aliases=("Pad",), verify=_verify_pad, attrs=PadAttrs, infer=infer_pad,
@@ -973,8 +1025,10 @@ def _explain_tuple(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
     if tuple(index) != ():
         raise ExecutionError(f"a tuple has no elements to index: index {tuple(index)} (use ())")
     names = [v.name for v in ctx.op.operands]
-    children = [Step(f"result[{i}]", names[i], v) for i, v in enumerate(inputs)]
-    steps = [Step("result", "(" + ", ".join(names) + ")", outputs[0], children=children)]
+    children = [Step(f"result[{i}]", Msg("shape.tuple_op.element", i=i), v,
+                     substituted=Msg("shape.expr", expr=names[i])) for i, v in enumerate(inputs)]
+    steps = [Step("result", Msg("shape.tuple_op.formula"), outputs[0], children=children,
+                  substituted=_tuple(names))]
     return Explanation(ctx.op.name, (), steps, outputs[0], [], 0)
 
 
@@ -1023,12 +1077,14 @@ def _explain_get_tuple_element(ctx: OpCall, inputs: list[Any], outputs: list[Any
         value = value[idx]
     elif tuple(index) != ():
         raise ExecutionError(f"result is not a tensor: index {tuple(index)} (use ())")
-    steps = [Step("result", f"{ctx.op.operands[0].name}[{k}]", outputs[0])]
+    name = ctx.op.operands[0].name
+    steps = [Step("result", Msg("shape.get_tuple_element.formula"), outputs[0],
+                  substituted=Msg("shape.get_tuple_element.substituted", name=name, index=k))]
     if idx:
-        steps.append(Step("result[result_index]", f"{ctx.op.operands[0].name}[{k}]"
-                          f"[{', '.join(str(i) for i in idx)}]", value))
-    return Explanation(ctx.op.name, idx, steps, value,
-                       ["provenance does not follow elements through tuples"], 0)
+        steps.append(Step("result[result_index]", Msg("shape.get_tuple_element.element"), value,
+                          substituted=Msg("shape.get_tuple_element.element_substituted", name=name, index=k,
+                                          result_index=_list(idx))))
+    return Explanation(ctx.op.name, idx, steps, value, [Msg("shape.get_tuple_element.note")], 0)
 
 
 @op("stablehlo.get_tuple_element", aliases=("GetTupleElement",), verify=_verify_get_tuple_element,
@@ -1069,7 +1125,8 @@ def _explain_optimization_barrier(ctx: OpCall, inputs: list[Any], outputs: list[
         if isinstance(value, np.ndarray) else ()
     element = value[idx] if isinstance(value, np.ndarray) else value
     where = ", ".join(str(i) for i in idx)
-    steps = [Step(f"result#{result}[{where}]", f"{name}[{where}] (identity)", element)]
+    steps = [Step(f"result#{result}[{where}]", Msg("shape.optimization_barrier.formula", result=result),
+                  element, substituted=Msg("explain.element", name=name, index=where))]
     return Explanation(ctx.op.name, idx, steps, element, [], result)
 
 

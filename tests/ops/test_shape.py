@@ -13,9 +13,11 @@ import pytest
 from hlolab.errors import ExecutionError, NotImplementedOpError, VerificationError
 from hlolab.interp.single import apply_op, build_op, evaluate_op
 from hlolab.ir.attrs import DenseArrayAttr, DenseElementsAttr, IntegerAttr
+from hlolab.messages import Msg, text
 from hlolab.ops.record import Attrs as Attrs_
 from hlolab.ops.registry import TOKEN, OpCall, lookup
-from hlolab.trace.explain import format_explanation
+from hlolab.ops.shape import PAD_KINDS
+from hlolab.trace.explain import DimRole, format_explanation
 from hlolab.trace.provenance import Source, Target
 from hlolab.types import QuantizedElementType, TokenType, TupleType, element_type, tensor_type
 from tests.conftest import require_oracle
@@ -582,60 +584,199 @@ def steps(e) -> dict[str, Any]:
     return {s.name: s.value for s in e.steps}
 
 
-def test_explain_pad():
-    r = spec_pad()
-    e = r.explain((2, 4))
-    assert e.value == 5 and steps(e)["operand_index"] == (1, 1)
-    assert e.steps[1].dim_roles == {0: "operand", 1: "operand"}
-    e = r.explain((1, 0))
-    assert e.value == 0 and e.steps[1].dim_roles == {0: "interior padding", 1: "low edge padding"}
+def msg(m: Msg | None) -> tuple[str, dict[str, Any]] | None:
+    """A message as (key, args), to compare (Msg has no equality of its own)."""
+    return None if m is None else (m.key, m.args)
+
+
+def copied(e, name: str, where: str, symbol: str = "operand") -> None:
+    """The common last step: result[result_index] = operand[operand_index] = name[where]."""
+    last = e.steps[-1]
+    assert last.name == "result[result_index]" and last.value == e.value
+    assert msg(last.formula) == ("explain.element", {"name": symbol, "index": "operand_index"})
+    assert msg(last.substituted) == ("explain.element", {"name": name, "index": where})
+
+
+def test_explain_pad_operand_element():
+    e = spec_pad().explain((2, 4))
+    assert e.value == 5 and steps(e)["operand_index"] == (1, 1) and e.notes == []
+    assert e.steps[1].dim_roles == {0: DimRole("operand"), 1: DimRole("operand")}
+    assert steps(e)["result_index - edge_padding_low"] == (2, 3) and e.steps[0].formula is None
+    assert msg(e.steps[0].substituted) == ("shape.pad.shifted.substituted",
+                                           {"result_index": (2, 4), "edge_padding_low": (0, 1)})
+    assert msg(e.steps[1].formula) == ("shape.pad.operand_index.formula", {"interior_padding": [1, 2]})
+    assert msg(e.steps[1].substituted) == ("shape.pad.operand_index.substituted",
+                                           {"shifted": (2, 3), "steps": (2, 3)})
+    copied(e, "%arg0", "1, 1")
+
+
+def test_explain_pad_hole_and_low_edge():
+    e = spec_pad().explain((1, 0))
+    assert e.value == 0 and e.steps[1].dim_roles == {0: DimRole("hole"), 1: DimRole("padding_low")}
     assert steps(e)["result_index - edge_padding_low"] == (1, -1)
-    assert steps(e)["operand_index"] == ("1/2 not an integer", "-1/3 < 0")
-    assert steps(e)["result[result_index]"] == 0 and "padding_value (%arg1)" in e.steps[-1].formula
-    text = format_explanation(e)
-    assert text.splitlines()[0] == "stablehlo.pad result[1, 0] = 0"
-    assert "interior padding" in text and "note: no operand_index" in text
-    e = r.explain((4, 8))
-    assert e.steps[1].dim_roles == {0: "high edge padding", 1: "high edge padding"}
+    # each quotient that is no operand index says why, with its numbers
+    hole, below = steps(e)["operand_index"]
+    assert msg(hole) == ("shape.pad.reason.hole", {"shifted": 1, "step": 2, "last": 1})
+    assert msg(below) == ("shape.pad.reason.below", {"shifted": -1, "step": 3, "last": 2})
+    last = e.steps[-1]
+    assert last.name == "result[result_index]" and last.value == 0
+    assert msg(last.formula) == ("shape.pad.value.formula", {})
+    assert msg(last.substituted) == ("shape.expr", {"expr": "%arg1"})
+    # the note lists the dims no operand element sits on, by their roles
+    (note,) = e.notes
+    assert note.key == "shape.pad.note.no_operand"
+    chain = note.args["dims"]
+    assert chain.key == "shape.pad.note.and"
+    assert msg(chain.args["first"]) == ("shape.pad.note.dim", {"d": 0, "role": DimRole("hole")})
+    assert msg(chain.args["rest"]) == ("shape.pad.note.dim", {"d": 1, "role": DimRole("padding_low")})
+    lines = format_explanation(e).splitlines()
+    assert lines[0] == "pad result[1, 0] = 0"
 
 
-def test_explain_transpose_slice_broadcast_reverse_reshape():
+def test_explain_pad_calls_dilation_holes_holes():
+    """A position between two operand elements is a hole (interior padding), not edge padding."""
+    e = spec_pad().explain((1, 0))
+    assert text(e.steps[1].dim_roles[0].message()) == "interior padding (hole)"
+    assert text(steps(e)["operand_index"][0]) == "1/2 not an integer: a hole between two elements"
+    assert text(e.notes[0]).endswith(": dim 0 is interior padding (hole); dim 1 is low edge padding")
+    assert "dims: 0: interior padding (hole), 1: low edge padding" in format_explanation(e)
+
+
+def test_explain_pad_high_edge():
+    e = spec_pad().explain((4, 8))
+    assert e.steps[1].dim_roles == {0: DimRole("padding_high"), 1: DimRole("padding_high")}
+    assert [msg(v) for v in steps(e)["operand_index"]] == [
+        ("shape.pad.reason.past", {"shifted": 4, "step": 2, "last": 1}),
+        ("shape.pad.reason.past", {"shifted": 7, "step": 3, "last": 2})]
+    assert PAD_KINDS == ("operand", "padding_low", "padding_high", "hole")
+
+
+def test_explain_transpose():
     e = run("stablehlo.transpose", [X232], {"permutation": arr(2, 1, 0)}, [t((2, 3, 2))]).explain((1, 2, 0))
     assert steps(e)["operand_index"] == (0, 2, 1) and e.value == 6
-    assert e.steps[0].dim_roles == {0: "operand dim 2", 1: "operand dim 1", 2: "operand dim 0"}
+    assert e.steps[0].dim_roles == {0: DimRole("operand_dim", d=2), 1: DimRole("operand_dim", d=1),
+                                    2: DimRole("operand_dim", d=0)}
+    assert msg(e.steps[0].formula) == ("shape.transpose.operand_index.formula", {"permutation": [2, 1, 0]})
+    # operand dim p reads result dim d with permutation[d] = p
+    assert msg(e.steps[0].substituted) == ("shape.transpose.operand_index.substituted",
+                                           {"result_index": (1, 2, 0), "dims": "2, 1, 0"})
+    copied(e, "%arg0", "0, 2, 1")
+    x = np.arange(6, dtype=I32).reshape(1, 2, 3)
+    e = run("stablehlo.transpose", [x], {"permutation": arr(1, 2, 0)}, [t((2, 3, 1))]).explain((1, 2, 0))
+    assert steps(e)["operand_index"] == (0, 1, 2) and e.value == 5
+    assert e.steps[0].substituted.args == {"result_index": (1, 2, 0), "dims": "2, 0, 1"}
+
+
+def test_explain_slice():
     x = np.arange(12, dtype=I32).reshape(3, 4)
     e = run("stablehlo.slice", [x], {"start_indices": arr(1, 0), "limit_indices": arr(3, 4),
                                      "strides": arr(1, 3)}, [t((2, 2))]).explain((1, 1))
     assert steps(e)["operand_index"] == (2, 3) and e.value == 11
-    assert e.steps[0].formula == "start_indices + result_index * strides = [1, 0] + [1, 1] * [1, 3]"
+    assert msg(e.steps[0].formula) == ("shape.slice.operand_index.formula", {})
+    assert msg(e.steps[0].substituted) == ("shape.slice.operand_index.substituted",
+                                           {"start_indices": [1, 0], "result_index": [1, 1],
+                                            "strides": [1, 3]})
+    assert text(e.steps[0].substituted) == "[1, 0] + [1, 1] * [1, 3]"
+    copied(e, "%arg0", "2, 3")
+
+
+def test_explain_broadcast_in_dim():
     e = run("stablehlo.broadcast_in_dim", [np.array([[1, 2, 3]], I32)],
             {"broadcast_dimensions": arr(2, 1)}, [t((2, 3, 2))]).explain((1, 2, 1))
     assert steps(e)["operand_index"] == (0, 2) and e.value == 3
-    assert e.steps[0].dim_roles == {0: "new (repeated)", 1: "operand dim 1",
-                                    2: "operand dim 0 (size 1: pinned to 0)"}
+    assert e.steps[0].dim_roles == {0: DimRole("new"), 1: DimRole("operand_dim", d=1),
+                                    2: DimRole("pinned", d=0)}
+    assert msg(e.steps[0].formula) == ("shape.broadcast_in_dim.operand_index.formula",
+                                       {"broadcast_dimensions": [2, 1]})
+    # operand dim 0 has size 1: 0; operand dim 1 reads result dim broadcast_dimensions[1] = 1
+    assert msg(e.steps[0].substituted) == ("shape.tuple", {"parts": "0, (1, 2, 1)[1]"})
+    copied(e, "%arg0", "0, 2")
+    e = run("stablehlo.broadcast_in_dim", [np.array([4, 5], I32)],
+            {"broadcast_dimensions": arr(0)}, [t((2, 3))]).explain((1, 2))
+    assert steps(e)["operand_index"] == (1,) and e.value == 5
+    assert text(e.steps[0].substituted) == "((1, 2)[0],)"
+
+
+def test_explain_reverse():
+    x = np.arange(12, dtype=I32).reshape(3, 4)
     e = run("stablehlo.reverse", [x], {"dimensions": arr(1)}, [t((3, 4))]).explain((2, 0))
     assert steps(e)["operand_index"] == (2, 3) and e.value == 11
+    assert e.steps[0].dim_roles == {0: DimRole("kept"), 1: DimRole("reversed")}
+    assert msg(e.steps[0].formula) == ("shape.reverse.operand_index.formula", {"dimensions": [1]})
+    assert msg(e.steps[0].substituted) == ("shape.tuple", {"parts": "2, 4 - 0 - 1"})
+    copied(e, "%arg0", "2, 3")
+
+
+def test_explain_reshape():
+    x = np.arange(12, dtype=I32).reshape(3, 4)
     e = run("stablehlo.reshape", [x], None, [t((2, 6))]).explain((1, 1))
     assert steps(e)["position"] == 7 and steps(e)["operand_index"] == (1, 3) and e.value == 7
+    assert msg(e.steps[0].formula) == ("shape.reshape.position.formula", {"shape": (2, 6)})
+    assert msg(e.steps[0].substituted) == ("shape.expr", {"expr": "1 * 6 + 1"})
+    assert msg(e.steps[1].formula) == ("shape.reshape.operand_index.formula", {"shape": (3, 4)})
+    assert msg(e.steps[1].substituted) == ("shape.tuple", {"parts": "7 // 4, 7 % 4"})
+    copied(e, "%arg0", "1, 3")
+    y = np.arange(24, dtype=I32)
+    e = run("stablehlo.reshape", [y], None, [t((2, 3, 4))]).explain((1, 2, 3))
+    assert steps(e)["position"] == 23 and steps(e)["operand_index"] == (23,) and e.value == 23
+    assert e.steps[0].substituted.args == {"expr": "1 * 12 + 2 * 4 + 3"}
+    assert e.steps[1].substituted is None  # a rank-1 index is its position
+    e = run("stablehlo.reshape", [np.arange(24, dtype=I32).reshape(2, 3, 4)], None, [t((24,))]).explain((23,))
+    assert steps(e)["operand_index"] == (1, 2, 3) and e.steps[0].substituted is None
+    assert e.steps[1].substituted.args == {"parts": "23 // 12, 23 // 4 % 3, 23 % 4"}
 
 
-def test_explain_concatenate_iota_constant_tuple_barrier():
+def test_explain_concatenate():
     r = run("stablehlo.concatenate", [np.array([[1, 2], [3, 4], [5, 6]]), np.array([[7, 8]])],
             {"dimension": i64(0)}, [t((4, 2), "i64")])
     e = r.explain((3, 1))
     assert steps(e)["k"] == 1 and steps(e)["kd"] == 0 and steps(e)["operand_index"] == (0, 1)
-    assert e.value == 8 and e.steps[-1].formula == "%arg1[0, 1]"
+    assert msg(e.steps[0].formula) == ("shape.concatenate.k.formula", {"dimension": 0})
+    assert msg(e.steps[0].substituted) == ("shape.concatenate.k.substituted",
+                                           {"low": 3, "id": 3, "high": 4, "sizes": [3, 1]})
+    assert msg(e.steps[1].substituted) == ("shape.concatenate.kd.substituted", {"id": 3, "before": "3"})
+    assert e.steps[2].dim_roles == {0: DimRole("concatenated")}
+    assert msg(e.steps[2].substituted) == ("shape.concatenate.operand_index.substituted",
+                                           {"result_index": (3, 1), "id": 3, "dimension": 0, "kd": 0})
+    copied(e, "%arg1", "0, 1", symbol="inputs[k]")
+    assert e.value == 8
+    e = r.explain((2, 0))
+    assert steps(e)["k"] == 0 and e.steps[1].substituted.args == {"id": 2, "before": "0"}
+    copied(e, "%arg0", "2, 0", symbol="inputs[k]")
+
+
+def test_explain_iota_and_constant():
     e = run("stablehlo.iota", [], {"iota_dimension": i64(1)}, [t((2, 5), "f32")]).explain((1, 3))
     assert e.value == 3.0 and steps(e)["output_index[iota_dimension]"] == 3
+    assert e.steps[0].dim_roles == {1: DimRole("iota")} and e.steps[0].formula is None
+    assert msg(e.steps[0].substituted) == ("shape.iota.index.substituted",
+                                           {"output_index": (1, 3), "iota_dimension": 1})
+    assert msg(e.steps[1].formula) == ("shape.iota.output.formula", {})
+    assert msg(e.steps[1].substituted) == ("shape.iota.output.substituted",
+                                           {"index": 3, "element_type": "f32"})
+    assert [msg(n) for n in e.notes] == [("shape.iota.note", {})]
     attr = DenseElementsAttr(t((2,), "f32"), np.array([1.5, 2.5], np.float32))
     e = run("stablehlo.constant", [], {"value": attr}, [t((2,), "f32")]).explain((1,))
-    assert e.value == 2.5 and e.notes
+    assert e.value == 2.5 and [msg(n) for n in e.notes] == [("shape.constant.note", {})]
+    assert msg(e.steps[0].substituted) == ("explain.element", {"name": "value", "index": "1"})
+
+
+def test_explain_tuple_and_barrier():
     a = np.zeros(2, I32)
     e = run("stablehlo.tuple", [a, a], None, [TupleType((t((2,)), t((2,))))]).explain(())
-    assert [c.name for c in e.steps[0].children] == ["result[0]", "result[1]"]
+    assert msg(e.steps[0].formula) == ("shape.tuple_op.formula", {})
+    assert msg(e.steps[0].substituted) == ("shape.tuple", {"parts": "%arg0, %arg1"})
+    children = e.steps[0].children
+    assert [c.name for c in children] == ["result[0]", "result[1]"]
+    assert [msg(c.formula) for c in children] == [("shape.tuple_op.element", {"i": 0}),
+                                                  ("shape.tuple_op.element", {"i": 1})]
+    assert [msg(c.substituted) for c in children] == [("shape.expr", {"expr": "%arg0"}),
+                                                      ("shape.expr", {"expr": "%arg1"})]
     e = run("stablehlo.optimization_barrier", [a, np.arange(3, dtype=I32)], None,
             [t((2,)), t((3,))]).explain((2,), result=1)
-    assert e.value == 2 and e.result == 1 and e.steps[0].formula == "%arg1[2] (identity)"
+    assert e.value == 2 and e.result == 1 and e.steps[0].name == "result#1[2]"
+    assert msg(e.steps[0].formula) == ("shape.optimization_barrier.formula", {"result": 1})
+    assert msg(e.steps[0].substituted) == ("explain.element", {"name": "%arg1", "index": "2"})
 
 
 def test_explain_get_tuple_element():
@@ -643,8 +784,13 @@ def test_explain_get_tuple_element():
     tt = TupleType((t((2,)), t(())))
     r = run("stablehlo.get_tuple_element", [(a, np.array(1, I32))], {"index": i64(0)}, [t((2,))], [tt])
     e = r.explain((1,))
-    assert e.value == 5 and [s.formula for s in e.steps] == ["%arg0[0]", "%arg0[0][1]"]
-    assert "stablehlo.get_tuple_element result[1] = 5" in format_explanation(e)
+    assert e.value == 5 and [s.name for s in e.steps] == ["result", "result[result_index]"]
+    assert [msg(s.substituted) for s in e.steps] == [
+        ("shape.get_tuple_element.substituted", {"name": "%arg0", "index": 0}),
+        ("shape.get_tuple_element.element_substituted", {"name": "%arg0", "index": 0, "result_index": "1"})]
+    assert [text(s.substituted) for s in e.steps] == ["%arg0[0]", "%arg0[0][1]"]
+    assert [msg(n) for n in e.notes] == [("shape.get_tuple_element.note", {})]
+    assert "get_tuple_element result[1] = 5" in format_explanation(e)
     with pytest.raises(ExecutionError, match="out of range"):
         r.explain((2,))
 
