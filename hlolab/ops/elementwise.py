@@ -609,38 +609,34 @@ def _float_select(lhs: np.ndarray, rhs: np.ndarray, take_lhs: np.ndarray) -> np.
     return np.where(take_lhs, lhs, rhs)
 
 
+def _extremum(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray, is_max: bool) -> np.ndarray:
+    """The spec's maximum / minimum: OR / AND on booleans; the float policy of
+    ``numerics.takes_first`` (NaN propagates, -0.0 < +0.0); lexicographic on (real, imag)
+    for complex, lhs unless rhs is greater (ties and NaN comparisons too), as the reference
+    interpreter and jax.lax.max/min do (XLA's own complex max ignores the imaginary parts)."""
+    et = _et(ctx)
+    if et.is_bool:
+        return np.logical_or(lhs, rhs) if is_max else np.logical_and(lhs, rhs)
+    if et.is_int:
+        f = np.maximum if is_max else np.minimum
+        return f(lhs, rhs) if et.bits >= 8 else wrap_int(f(_wide(lhs, et), _wide(rhs, et)), et)
+    if et.is_complex:
+        beats = np.greater if is_max else np.less
+        take = np.where(lhs.real == rhs.real, beats(lhs.imag, rhs.imag), beats(lhs.real, rhs.real))
+        return _float_select(lhs, rhs, take)
+    return _float_select(lhs, rhs, takes_first(lhs, rhs, is_max))
+
+
 @elementwise_op("stablehlo.maximum", "Max", same_type_verifier(ANY_Q))
 def maximum(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """IEEE maximum (NaN propagates, -0.0 < +0.0); lexicographic on (real, imag) for complex."""
-    et = _et(ctx)
-    if et.is_bool:
-        return np.logical_or(lhs, rhs)
-    if et.is_int:
-        if et.bits >= 8:
-            return np.maximum(lhs, rhs)
-        return wrap_int(np.maximum(_wide(lhs, et), _wide(rhs, et)), et)
-    if et.is_complex:
-        # lhs when it is greater, else rhs (ties and NaN comparisons too): the reference
-        # interpreter and jax.lax.max (XLA's own complex max ignores the imaginary parts)
-        take = np.where(lhs.real == rhs.real, lhs.imag > rhs.imag, lhs.real > rhs.real)
-        return _float_select(lhs, rhs, take)
-    return _float_select(lhs, rhs, takes_first(lhs, rhs, True))
+    return _extremum(ctx, lhs, rhs, True)
 
 
 @elementwise_op("stablehlo.minimum", "Min", same_type_verifier(ANY_Q))
 def minimum(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """IEEE minimum (NaN propagates, -0.0 < +0.0); lexicographic on (real, imag) for complex."""
-    et = _et(ctx)
-    if et.is_bool:
-        return np.logical_and(lhs, rhs)
-    if et.is_int:
-        if et.bits >= 8:
-            return np.minimum(lhs, rhs)
-        return wrap_int(np.minimum(_wide(lhs, et), _wide(rhs, et)), et)
-    if et.is_complex:
-        take = np.where(lhs.real == rhs.real, lhs.imag < rhs.imag, lhs.real < rhs.real)
-        return _float_select(lhs, rhs, take)
-    return _float_select(lhs, rhs, takes_first(lhs, rhs, False))
+    return _extremum(ctx, lhs, rhs, False)
 
 
 # --- rounding -----------------------------------------------------------------------
