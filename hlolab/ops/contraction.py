@@ -54,6 +54,7 @@ import numpy as np
 from hlolab.errors import ExecutionError, NotImplementedOpError
 from hlolab.ir.attrs import ArrayAttr, EnumAttr, StructAttr
 from hlolab.ir.structs import CONV_FIELDS
+from hlolab.messages import Msg
 from hlolab.numerics import round_float64
 from hlolab.ops.common import (
     check_value,
@@ -80,7 +81,7 @@ from hlolab.ops.record import (
     record,
 )
 from hlolab.ops.registry import OpCall, op
-from hlolab.trace.explain import Explanation, Step, format_value
+from hlolab.trace.explain import DimRole, Explanation, Step
 from hlolab.trace.fanin import Fan, FanInProvenance, Projection, expand
 from hlolab.trace.provenance import FrameMap, check_index, value_shape
 from hlolab.types import ElementType, OpaqueType, QuantizedElementType, TensorType, Type, element_type
@@ -574,18 +575,28 @@ def _dot_general_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) 
                   "paired position by position", project=lambda r: projections)
 
 
-def _sum_notes(le: ElementType, oe: ElementType, total: int, order: str, summer: str) -> list[str]:
-    """The explain notes on how a dot product's terms are really summed."""
+def _sum_notes(le: ElementType, oe: ElementType, total: int, order: Msg, summer: Msg) -> list[Msg]:
+    """The explain notes on how a dot product's terms are really summed (``order``: the order
+    the products are listed in, ``summer``: what really sums them)."""
     notes = []
     if total > 1 and (le.is_float or le.is_complex):
-        notes.append(f"the products are listed in {order} order; {summer} sums them in a "
-                     "different (blocked) order, so the last bits may differ from a left-to-right sum")
+        notes.append(Msg("contraction.note.order", order=order, summer=summer))
     if le.is_float and le.bits < 32:
-        notes.append(f"{le} operands are multiplied and summed in f32 and rounded once to {oe} "
-                     "(XLA:CPU)")
+        notes.append(Msg("contraction.note.narrow", lhs_type=str(le), result_type=str(oe)))
     if le.is_int:
-        notes.append(f"integer products and sums wrap to {oe}'s width")
+        notes.append(Msg("contraction.note.wrap", result_type=str(oe)))
     return notes
+
+
+def _algorithm_note(alg: DotAlgorithm, oe: ElementType) -> Msg:
+    """The note on a dot_general ``algorithm``: its fields, then what it does to the sum."""
+    key = "contraction.note.algorithm_imprecise" if alg.allow_imprecise_accumulation else \
+        "contraction.note.algorithm"
+    return Msg(key, lhs_precision_type=str(alg.lhs_precision_type),
+               rhs_precision_type=str(alg.rhs_precision_type),
+               accumulation_type=str(alg.accumulation_type),
+               lhs_component_count=alg.lhs_component_count, rhs_component_count=alg.rhs_component_count,
+               num_primitive_operations=alg.num_primitive_operations, result_type=str(oe))
 
 
 def _dot_general_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
@@ -599,15 +610,22 @@ def _dot_general_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], res
     lr = d.lhs_result_dimensions(lhs.ndim)
     rr = d.rhs_result_dimensions(rhs.ndim)
     nb = len(d.lhs_batching_dimensions)
-    rbi, rli, rri = idx[:nb], idx[nb:nb + len(lr)], idx[nb + len(lr):]
-    roles = {k: ("batch" if k < nb else "lhs free" if k < nb + len(lr) else "rhs free")
+    nl = nb + len(lr)
+    rbi, rli, rri = idx[:nb], idx[nb:nl], idx[nl:]
+    roles = {k: DimRole("batch" if k < nb else "lhs_free" if k < nl else "rhs_free")
              for k in range(len(idx))}
+    key = "contraction.dot_general."
     steps = [
-        Step("result_batching_index", f"result_index[0:{nb}] (lhs_batching_dimensions = "
-             f"{list(d.lhs_batching_dimensions)})", rbi, dim_roles=roles),
-        Step("result_lhs_index", f"result_index[{nb}:{nb + len(lr)}] (lhs_result_dimensions = {lr})",
-             rli),
-        Step("result_rhs_index", f"result_index[{nb + len(lr)}:] (rhs_result_dimensions = {rr})", rri),
+        Step("result_index", Msg(key + "result_index.formula"), idx, dim_roles=roles,
+             substituted=Msg(key + "result_index.substituted", batching=rbi, lhs=rli, rhs=rri)),
+        Step("result_batching_index", Msg(key + "result_batching_index.formula", hi=nb,
+                                          lhs_batching_dimensions=list(d.lhs_batching_dimensions)),
+             rbi, substituted=Msg(key + "slice", result_index=idx, lo=0, hi=nb)),
+        Step("result_lhs_index",
+             Msg(key + "result_lhs_index.formula", lo=nb, hi=nl, lhs_result_dimensions=lr), rli,
+             substituted=Msg(key + "slice", result_index=idx, lo=nb, hi=nl)),
+        Step("result_rhs_index", Msg(key + "result_rhs_index.formula", lo=nl, rhs_result_dimensions=rr),
+             rri, substituted=Msg(key + "slice_from", result_index=idx, lo=nl)),
     ]
     prov = _dot_general_provenance(ctx, inputs, outputs)
     wl, wr = prov.window(0, idx)
@@ -621,19 +639,22 @@ def _dot_general_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], res
         with np.errstate(all="ignore"):
             prod = (bool(x) and bool(y)) if le.is_bool else (np.asarray(x).astype(dt)
                                                              * np.asarray(y).astype(dt))
-        children.append(Step(f"lhs[{_idx(pos_l[p])}] * rhs[{_idx(pos_r[p])}]", f"{x} * {y}", prod))
+        children.append(Step(f"lhs[{_idx(pos_l[p])}] * rhs[{_idx(pos_r[p])}]", None, prod,
+                             substituted=Msg("contraction.product", lhs=x, rhs=y)))
     value = outputs[0][idx]
     W = tuple(int(lhs.shape[x]) for x in d.lhs_contracting_dimensions)
-    steps.append(Step("dot_product", "reduce(multiply(reshaped_lhs_slice, reshaped_rhs_slice), "
-                      f"init 0, add) over dims(lhs, lhs_contracting_dimensions) = {list(W)} "
-                      f"({total} products)", value, children=children))
-    notes = _sum_notes(le, oe, total, "row-major contracting", "numpy/BLAS")
+    # reshaped_lhs_slice / reshaped_rhs_slice: the paired positions are row-major over W
+    lhs_slice = lhs[tuple(pos_l.T)].reshape(W)
+    rhs_slice = rhs[tuple(pos_r.T)].reshape(W)
+    steps.append(Step("dot_product", Msg(key + "dot_product.formula", dims=list(W), total=total), value,
+                      children=children,
+                      substituted=Msg(key + "dot_product.substituted", lhs=lhs_slice, rhs=rhs_slice)))
+    notes = _sum_notes(le, oe, total, Msg("contraction.order.dot_general"), Msg("contraction.summer.blas"))
     alg = dot_algorithm(ctx.attrs)
     if alg is not None:
-        notes.append(f"algorithm {alg}: operands rounded to the precision types, summed in "
-                     f"{alg.accumulation_type}, then converted to {oe}")
+        notes.append(_algorithm_note(alg, oe))
     if total > EXPLAIN_MAX_PAIRS:
-        notes.append(f"{total - EXPLAIN_MAX_PAIRS} more products not listed")
+        notes.append(Msg("contraction.note.more", count=total - EXPLAIN_MAX_PAIRS))
     return Explanation(ctx.op.name, idx, steps, value, notes, 0)
 
 
@@ -1146,6 +1167,39 @@ def _conv_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanI
 
 # --- convolution: explain ---------------------------------------------------------------
 
+def _position_kind(pos: int, j: int, g: ConvGeometry, p: ConvParams) -> tuple[str, int | None]:
+    """What position ``pos`` of padded_lhs along spatial dim ``j`` holds: ("operand", the lhs
+    index), ("padding", None) outside the dilated lhs, or ("hole", None) between its elements."""
+    q = pos - g.padding[j][0]  # the position in the dilated (unpadded) lhs
+    if q < 0 or q >= g.dilated_input[j]:
+        return "padding", None
+    if q % p.lhs_dilation[j]:
+        return "hole", None
+    return "operand", q // p.lhs_dilation[j]
+
+
+def _position_steps(j: int, start: int, g: ConvGeometry, p: ConvParams) -> Step:
+    """The padded_lhs positions of the window along spatial dim ``j`` (in kernel index order),
+    each with what it holds: an lhs element, padding or an lhs_dilation hole."""
+    key = "contraction.convolution."
+    K, rd = g.kernel_spatial[j], p.rhs_dilation[j]
+    rev = bool(p.window_reversal[j])
+    offsets = tuple((K - 1 - k) if rev else k for k in range(K))  # kernel index k reads window offset w
+    positions = tuple(start + w * rd for w in offsets)
+    kids = []
+    for k, pos in enumerate(positions):
+        kind, at = _position_kind(pos, j, g, p)
+        what = Msg(key + "position." + kind, **({"index": at} if at is not None else {}))
+        kids.append(Step(Msg(key + "position.name", k=k, position=pos), Msg(key + "position.formula", j=j),
+                         what, dim_roles={j: DimRole(kind)},
+                         substituted=Msg(key + "position.substituted", position=pos,
+                                         padding_low=g.padding[j][0], lhs_dilation=p.lhs_dilation[j])))
+    formula = key + ("positions.dim_formula_reversed" if rev else "positions.dim_formula")
+    return Step(f"lhs_window_positions[{j}]", Msg(formula, j=j), positions, children=kids,
+                substituted=Msg(key + "positions.dim_substituted", start=start, offsets=offsets,
+                                rhs_dilation=rd))
+
+
 def _conv_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                   index: tuple) -> Explanation:
     if result != 0:
@@ -1158,8 +1212,11 @@ def _conv_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: in
     d = p.dims
     le, oe = _conv_le_oe(ctx)
     s = len(g.kernel_spatial)
-    roles = {d.output_batch_dimension: "batch", d.output_feature_dimension: "output feature"}
-    roles.update({x: f"spatial {j}" for j, x in enumerate(d.output_spatial_dimensions)})
+    key = "contraction.convolution."
+    roles = {d.output_batch_dimension: DimRole("output_batch"),
+             d.output_feature_dimension: DimRole("output_feature")}
+    roles.update({x: DimRole("spatial", k=j) for j, x in enumerate(d.output_spatial_dimensions)})
+    spatial = {j: DimRole("spatial", k=j) for j in range(s)} or None
     ridx = tuple(np.asarray(v, dtype=np.int64) for v in idx)
     cw = conv_window(ridx, g, p)
     osi = tuple(idx[x] for x in d.output_spatial_dimensions)
@@ -1167,84 +1224,82 @@ def _conv_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: in
     b = idx[d.output_batch_dimension]
     start = tuple(int(np.asarray(v).reshape(-1)[0]) for v in cw.lhs_window_start)
     steps = [
-        Step("result_index", "result_shape(batch, output_spatial_index, output_feature)", idx,
-             dim_roles=roles),
-        Step("output_spatial_index", f"result_index[output_spatial_dimensions = "
-             f"{list(d.output_spatial_dimensions)}]", osi),
+        Step("result_index", Msg(key + "result_index.formula"), idx, dim_roles=roles,
+             substituted=Msg(key + "result_index.substituted", batch=b, output_spatial_index=osi,
+                             output_feature=f)),
+        Step("output_spatial_index", Msg(key + "output_spatial_index.formula",
+                                         output_spatial_dimensions=list(d.output_spatial_dimensions)),
+             osi, dim_roles=spatial,
+             substituted=Msg("explain.element", name=idx, index=_idx(d.output_spatial_dimensions))),
     ]
     fg = int(np.asarray(cw.feature_group).reshape(-1)[0])
     bg = int(np.asarray(cw.batch_group).reshape(-1)[0])
-    if p.feature_group_count > 1:
-        steps.append(Step("feature_group", f"output_feature // (dim(rhs, kernel_output_feature_"
-                          f"dimension) / feature_group_count) = {f} // {g.Og}", fg))
-    if p.batch_group_count > 1:
-        steps.append(Step("batch_group", f"output_feature // (dim(rhs, kernel_output_feature_"
-                          f"dimension) / batch_group_count) = {f} // {g.Og}", bg))
-    steps.append(Step("lhs batch", f"batch_group * (dim(lhs, input_batch_dimension) / "
-                      f"batch_group_count) + result batch = {bg} * {g.Nb} + {b}", bg * g.Nb + b))
-    steps.append(Step("input features", f"feature_group * {g.Cg} + [0, {g.Cg})",
-                      (fg * g.Cg, fg * g.Cg + g.Cg - 1) if g.Cg else ()))
-    steps.append(Step("lhs_window_start", f"output_spatial_index * window_strides = {osi} * "
-                      f"{list(p.window_strides)}", start))
-    steps.append(Step("lhs_window_dimensions", "dim(rhs, kernel_spatial_dimensions) (spatial part; "
-                      f"batch 1, features {g.Cg})", g.kernel_spatial))
-    pos_children = []
-    for j in range(s):
-        kids = []
-        for k in range(g.kernel_spatial[j]):
-            w = (g.kernel_spatial[j] - 1 - k) if p.window_reversal[j] else k
-            pos = start[j] + w * p.rhs_dilation[j]
-            q = pos - g.padding[j][0]
-            if q < 0 or q >= g.dilated_input[j]:
-                what = "padding"
-            elif q % p.lhs_dilation[j]:
-                what = "lhs_dilation hole"
-            else:
-                what = f"lhs spatial index {q // p.lhs_dilation[j]}"
-            kids.append(Step(f"kernel index {k}", f"lhs_window_start + {w} * rhs_dilation"
-                             f"{' (reversed)' if p.window_reversal[j] else ''}", pos,
-                             dim_roles={"is": what}))
-        pos_children.append(Step(f"spatial dim {j}", f"padded_lhs positions (padding "
-                                 f"{list(g.padding[j])}, lhs_dilation {p.lhs_dilation[j]}, "
-                                 f"rhs_dilation {p.rhs_dilation[j]})",
-                                 tuple(int(x.value) for x in kids), children=kids))
-    steps.append(Step("lhs_window positions", "in padded_lhs = pad(lhs, 0, padding, "
-                      "lhs_dilation - 1), frame " + str(g.padded_input), len(pos_children),
-                      children=pos_children))
+    for name, count, group in (("feature_group", p.feature_group_count, fg),
+                               ("batch_group", p.batch_group_count, bg)):
+        if count > 1:
+            steps.append(Step(name, Msg(key + name + ".formula"), group,
+                              substituted=Msg(key + "group_substituted", output_feature=f, features=g.O,
+                                              count=count)))
+    steps.append(Step("lhs_batch_index", Msg(key + "lhs_batch_index.formula"), bg * g.Nb + b,
+                      substituted=Msg(key + "lhs_batch_index.substituted", batch_group=bg,
+                                      batch=int(lhs.shape[d.input_batch_dimension]),
+                                      batch_group_count=p.batch_group_count, result_batch=b)))
+    steps.append(Step("lhs_feature_indices", Msg(key + "lhs_feature_indices.formula"),
+                      range(fg * g.Cg, fg * g.Cg + g.Cg),
+                      substituted=Msg(key + "lhs_feature_indices.substituted", feature_group=fg,
+                                      features=g.Cg)))
+    steps.append(Step("lhs_window_start", Msg(key + "lhs_window_start.formula"), start, dim_roles=spatial,
+                      substituted=Msg(key + "lhs_window_start.substituted", output_spatial_index=osi,
+                                      window_strides=list(p.window_strides))))
+    steps.append(Step("lhs_window_dimensions", Msg(key + "lhs_window_dimensions.formula", features=g.Cg),
+                      g.kernel_spatial, dim_roles=spatial,
+                      substituted=Msg(key + "lhs_window_dimensions.substituted",
+                                      kernel_spatial_dimensions=list(d.kernel_spatial_dimensions))))
+    pos_children = [_position_steps(j, start[j], g, p) for j in range(s)]
+    steps.append(Step("lhs_window_positions", Msg(key + "positions.formula"),
+                      tuple(c.value for c in pos_children), dim_roles=spatial, children=pos_children,
+                      substituted=Msg(key + "positions.substituted", lhs_window_start=start,
+                                      rhs_dilation=list(p.rhs_dilation), padding=[list(x) for x in g.padding],
+                                      lhs_dilation=list(p.lhs_dilation), shape=g.padded_input)))
     prov = _conv_provenance(ctx, inputs, outputs)
     views = prov.window(0, idx)
     win, kern = views[0], views[2]
     dt = np.dtype(np.int64) if le.is_bool else compute_dtype(le, oe)
+    W = win.valid.shape  # (input features of the group, kernel spatial...)
     total = int(win.valid.size)
     li = win.index.reshape(-1, lhs.ndim)
     ok = win.valid.reshape(-1)
     fpos = win.position.reshape(-1, lhs.ndim) if win.position is not None else li
     ki = kern.index.reshape(-1, rhs.ndim)
+    # a position off an lhs element is padding when outside the dilated lhs in some dim, else a hole
+    q = fpos[:, list(d.input_spatial_dimensions)] - np.array([lo for lo, _ in g.padding], np.int64)
+    outside = ((q < 0) | (q >= np.array(g.dilated_input, np.int64))).any(axis=1)
+    on_padding = ~ok & outside
+    on_hole = ~ok & ~outside
+    zero = np.zeros((), lhs.dtype)
+    lhs_window = np.where(ok, lhs[tuple(li.T)], zero).reshape(W)  # reversed_lhs_window, this group
+    rhs_slice = rhs[tuple(ki.T)].reshape(W)
     children = []
-    n_pad = 0
-    for t in range(total):
+    for t in range(min(total, EXPLAIN_MAX_PAIRS)):
         y = rhs[tuple(ki[t])]
         if ok[t]:
             x = lhs[tuple(li[t])]
-            name = f"lhs[{_idx(li[t])}] * rhs[{_idx(ki[t])}]"
+            name: Msg | str = f"lhs[{_idx(li[t])}] * rhs[{_idx(ki[t])}]"
         else:
-            n_pad += 1
-            x = np.zeros((), lhs.dtype)[()]
-            name = f"padding at padded_lhs[{_idx(fpos[t])}] * rhs[{_idx(ki[t])}]"
-        if t < EXPLAIN_MAX_PAIRS:
-            with np.errstate(all="ignore"):
-                prod = np.asarray(x).astype(dt) * np.asarray(y).astype(dt)
-            children.append(Step(name, f"{format_value(x)} * {format_value(y)}", prod))
+            x = zero[()]
+            what = "product.padding" if on_padding[t] else "product.hole"
+            name = Msg(key + what, position=_idx(fpos[t]), rhs=_idx(ki[t]))
+        with np.errstate(all="ignore"):
+            prod = np.asarray(x).astype(dt) * np.asarray(y).astype(dt)
+        children.append(Step(name, None, prod, substituted=Msg("contraction.product", lhs=x, rhs=y)))
     value = outputs[0][idx]
-    steps.append(Step("dot_product", "dot_general(reversed_lhs_window, rhs, contracting "
-                      "input_spatial_dimensions + [input_feature_dimension] with "
-                      "kernel_spatial_dimensions + [kernel_input_feature_dimension]) at this "
-                      f"output feature ({total} products, {n_pad} on padding or holes)", value,
-                      children=children))
-    notes = _sum_notes(le, oe, total, "row-major (input feature, kernel spatial)",
-                       "the im2col matmul (BLAS)")
+    steps.append(Step("dot_product", Msg(key + "dot_product.formula", total=total, operand=int(ok.sum()),
+                                         padding=int(on_padding.sum()), holes=int(on_hole.sum())),
+                      value, children=children,
+                      substituted=Msg(key + "dot_product.substituted", lhs_window=lhs_window, rhs=rhs_slice)))
+    notes = _sum_notes(le, oe, total, Msg("contraction.order.convolution"), Msg("contraction.summer.im2col"))
     if total > EXPLAIN_MAX_PAIRS:
-        notes.append(f"{total - EXPLAIN_MAX_PAIRS} more products not listed")
+        notes.append(Msg("contraction.note.more", count=total - EXPLAIN_MAX_PAIRS))
     return Explanation(ctx.op.name, idx, steps, value, notes, 0)
 
 

@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import ExecutionError
+from hlolab.messages import Msg
 from hlolab.numerics import float_format, from_bits, to_bits, uint_dtype
 from hlolab.ops.common import (
     check_value,
@@ -79,7 +80,7 @@ from hlolab.ops.regions import (
 )
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.scatter import AnimationStep, _running_values
-from hlolab.trace.explain import Explanation, Step, elementwise_explain
+from hlolab.trace.explain import DimRole, Explanation, Step, elementwise_explain
 from hlolab.trace.fanin import Fan, FanInProvenance, Projection, expand
 from hlolab.trace.provenance import (
     Source,
@@ -468,10 +469,10 @@ class ReduceProvenance(FanInProvenance):
             full = np.stack([np.broadcast_to(a, window).reshape(-1) for a in arrays], axis=-1) \
                 if shape else np.zeros((1, 0), np.int64)
             acc = [np.asarray(inputs[n + k]).astype(e.dtype)[()] for k, e in enumerate(es)]
-            where = f"{rnames[r]}[{', '.join(str(i) for i in idx)}]"
+            where = Msg("explain.element", name=rnames[r], index=_csv(idx))
             body = kinds[r] if kinds is not None else "body"
-            steps.append(AnimationStep(f"{where}: schedule = init, then {len(full)} element(s) "
-                                       f"row-major; start with {names[n + r]} = {acc[r]}",
+            steps.append(AnimationStep(Msg("reduction.reduce.animation.start", where=where, count=len(full),
+                                           init_name=names[n + r], init=acc[r]),
                                        [Source(n + k, (), "init") for k in which], [(r, tuple(idx))],
                                        [(r, tuple(idx), acc[r])]))
             for p, pos in enumerate(full):
@@ -481,16 +482,23 @@ class ReduceProvenance(FanInProvenance):
                 vals = [np.asarray(inputs[k])[q] for k in range(n)]
                 run = _running_values(call, kinds, es, acc, [vals])
                 before, acc = acc[r], (run[0] if run is not None else vals)
-                steps.append(AnimationStep(
-                    f"{where}: element {p + 1}/{len(full)}: {body}({before}, {names[r]}"
-                    f"[{', '.join(str(i) for i in q)}] = {vals[r]}) = {acc[r]}",
-                    [Source(k, q, "window") for k in which], [(r, tuple(idx))], [(r, tuple(idx), acc[r])]))
+                caption = Msg("reduction.reduce.animation.element", where=where, position=p + 1,
+                              count=len(full), body=body, before=before,
+                              element=Msg("explain.element", name=names[r], index=_csv(q)),
+                              value=vals[r], after=acc[r])
+                steps.append(AnimationStep(caption, [Source(k, q, "window") for k in which],
+                                           [(r, tuple(idx))], [(r, tuple(idx), acc[r])]))
             if limit is not None and len(steps) >= limit:
                 return steps[:limit]
         return steps
 
 
 # --- reduce: explain -------------------------------------------------------------------------
+
+def _csv(xs: Sequence[Any]) -> str:
+    """``1, 2``: an index written inside brackets (``%arg0[1, 2]``)."""
+    return ", ".join(str(int(x)) for x in xs)
+
 
 def _slice_text(rank: int, dims: Sequence[int], idx: tuple[int, ...]) -> str:
     parts, k = [], 0
@@ -516,51 +524,52 @@ def reduce_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
     which = [result] if kinds is not None else list(range(n))
     names = [v.name for v in ctx.op.operands]
     red = sorted(dims)
-    steps = [Step("dimensions", "the reduced dimensions (ascending: row-major order of the slice)",
-                  list(red), dim_roles={d: ("reduced" if d in dims else "kept") for d in range(rank)})]
+    steps = [Step("dimensions", Msg("reduction.reduce.dimensions.formula"), list(red),
+                  dim_roles={d: DimRole("reduced") if d in dims else DimRole("kept") for d in range(rank)})]
     window = tuple(int(shape[d]) for d in red)
     count = int(np.prod(window, dtype=np.int64))
     ridx = tuple(np.asarray(i, dtype=np.int64) for i in idx)
     index_arrays = slice_fan_index(rank, dims, ridx, shape)
     full = [np.broadcast_to(a, window).reshape(-1) for a in index_arrays] if rank else []
     shown = min(count, EXPLAIN_MAX_ELEMENTS)
+    slices = {}
     for k in which:
         text = _slice_text(rank, dims, idx)
         children = []
         for p in range(shown):
             pos = tuple(int(a[p]) for a in full)
-            children.append(Step(f"inputs[{k}][{', '.join(str(x) for x in pos)}]",
-                                 "", inputs[k][pos]))
-        slice_value = (inputs[k][tuple(np.broadcast_to(a, window) for a in index_arrays)] if rank
-                       else inputs[k])
-        steps.append(Step(f"input_slices[{k}]", f"{names[k] if k < len(names) else 'inputs'}"
-                          f"[{text}] ({count} element(s))", np.asarray(slice_value),
-                          children=children))
+            children.append(Step(f"inputs[{k}][{_csv(pos)}]", None, inputs[k][pos]))
+        slices[k] = np.asarray(inputs[k][tuple(np.broadcast_to(a, window) for a in index_arrays)] if rank
+                               else inputs[k])
+        steps.append(Step(f"input_slices[{k}]", Msg("reduction.reduce.input_slices.formula", k=k), slices[k],
+                          children=children,
+                          substituted=Msg("reduction.reduce.input_slices.substituted",
+                                          name=names[k] if k < len(names) else "inputs", slice=text,
+                                          count=count)))
     for k in which:
-        steps.append(Step(f"init_values[{k}]", f"{names[n + k] if n + k < len(names) else 'init'}",
+        steps.append(Step(f"init_values[{k}]",
+                          Msg("reduction.symbol", name=names[n + k] if n + k < len(names) else "init"),
                           inputs[n + k][()]))
     body = (kinds[result] if kinds is not None else "body")
-    how = ("numpy reduction over the slice, combined once with the init value" if kinds is not None
-           else "pairwise tree of body calls over the slice, then body(init, tree)")
+    how = "reduction.reduce.body.numpy" if kinds is not None else "reduction.reduce.body.tree"
     value = outputs[result][idx]
-    steps.append(Step("body", how, body))
-    steps.append(Step(f"results[{result}][{', '.join(str(i) for i in idx)}]",
-                      f"exec(schedule) = {body}(init_values[{result}], {body} over input_slices)",
-                      value))
-    notes = [f"schedule: init, then the {count} reduced element(s) in row-major order of "
-             f"dimensions {red}"]
+    steps.append(Step("body", Msg(how), body))
+    steps.append(Step(f"results[{result}][{_csv(idx)}]",
+                      Msg("reduction.reduce.result.formula", body=body, k=result), value,
+                      substituted=Msg("reduction.reduce.result.substituted", body=body,
+                                      init=inputs[n + result][()], slice=slices[result])))
+    notes = [Msg("reduction.reduce.note.schedule", count=count, dimensions=red)]
     es = _body_elements(ctx)
     e = es[result]
     float_like = isinstance(e, ElementType) and (e.is_float or e.is_complex)
     if float_like and count > 1 and (kinds is None or kinds[result] in ("add", "multiply")):
-        notes.append("the spec leaves the reduction order implementation-defined; hlolab evaluates "
-                     + ("numpy's pairwise order" if kinds is not None else "a pairwise tree")
-                     + ", not the listed row-major chain, so rounding may differ from it")
+        notes.append(Msg("reduction.reduce.note.order_numpy" if kinds is not None
+                         else "reduction.reduce.note.order_tree"))
     if float_like and kinds is not None and kinds[result] in ("add", "multiply") \
             and np.dtype(e.dtype).itemsize < 4:
-        notes.append(f"{e} accumulates in f32 and rounds once at the end")
+        notes.append(Msg("reduction.reduce.note.f32", element_type=str(e)))
     if count > shown:
-        notes.append(f"{count - shown} more reduced element(s) not listed")
+        notes.append(Msg("reduction.reduce.note.more", count=count - shown))
     return Explanation(ctx.op.name, idx, steps, value, notes, result)
 
 
@@ -730,17 +739,23 @@ def reduce_precision_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any],
     y = outputs[0][idx]
     dt = inputs[0].dtype
     e, m = ctx.attrs.exponent_bits, ctx.attrs.mantissa_bits
+    et = str(ctx.operand_types[0].element)
     notes = []
     if dt.itemsize == 1:
-        notes.append(f"{dt} is reduced in f16 and converted back, as XLA:CPU does")
+        notes.append(Msg("reduction.reduce_precision.note.f16", element_type=et))
     if _ieee_layout(dt) is None:
-        notes.append(f"{dt} is not laid out as IEEE 754: bit fields shown as f16")
+        notes.append(Msg("reduction.reduce_precision.note.not_ieee", element_type=et))
+    name = ctx.op.operands[0].name if ctx.op.operands else "operand"
     steps = [
-        Step("operand", f"operand[{', '.join(str(i) for i in idx)}] (sign exponent mantissa)",
-             f"{x} = {_fields(x, dt)}"),
-        Step("format", "exponent_bits, mantissa_bits", (e, m)),
-        Step("output", "mantissa rounded to nearest even at mantissa_bits, then exponent out of "
-             "range -> +-inf (over) / +-0 (under); NaN kept", f"{y} = {_fields(y, dt)}"),
+        Step("operand", Msg("reduction.reduce_precision.operand.formula"),
+             Msg("reduction.reduce_precision.bits", value=x, bits=_fields(x, dt)),
+             substituted=Msg("reduction.reduce_precision.operand.substituted", name=name, index=_csv(idx))),
+        # attributes: their values are the step's value, nothing to substitute
+        Step("format", Msg("reduction.reduce_precision.format.formula"), (e, m)),
+        Step("output", Msg("reduction.reduce_precision.output.formula"),
+             Msg("reduction.reduce_precision.bits", value=y, bits=_fields(y, dt)),
+             substituted=Msg("reduction.reduce_precision.output.substituted", value=x, exponent_bits=e,
+                             mantissa_bits=m)),
     ]
     return Explanation(ctx.op.name, idx, steps, y, notes, 0)
 
@@ -997,98 +1012,130 @@ def batch_norm_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) ->
 
 def batch_norm_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                        index: tuple) -> Explanation:
+    """The spec's decomposition for one element: each named intermediate at this
+    element's feature f, its formula and the formula with this element's numbers."""
     if not 0 <= result < len(outputs):
         raise ExecutionError(f"result #{result} does not exist (the op has {len(outputs)} results)")
     idx = check_index(value_shape(outputs[result]), index, f"result #{result} index")
     bn = _BN(ctx, inputs[0])
     full = len(idx) == inputs[0].ndim
     f = idx[bn.fi] if full else idx[0]
-    where = ", ".join(str(i) for i in idx)
+    where = _csv(idx)
     operand = inputs[0]
-    sl = [slice(None)] * operand.ndim
-    sl[bn.fi] = f
-    feature_values = operand[tuple(sl)].reshape(-1)
+    names = [v.name for v in ctx.op.operands]
     fidx = _feature_slice(operand.shape, bn.fi, np.asarray(f, dtype=np.int64))
     wshape = tuple(s for d, s in enumerate(operand.shape) if d != bn.fi)
+    count = int(np.prod(wshape, dtype=np.int64))
     positions = [np.broadcast_to(a, wshape).reshape(-1)[:EXPLAIN_MAX_ELEMENTS] for a in fidx]
-    children = [Step(f"operand[{', '.join(str(int(a[p])) for a in positions)}]", "",
+    children = [Step(f"operand[{_csv(int(a[p]) for a in positions)}]", None,
                      operand[tuple(int(a[p]) for a in positions)])
                 for p in range(positions[0].size)]
-    steps = [Step("feature_index", "the normalized feature dimension", bn.fi),
-             Step("f", f"index[{bn.fi}]" if full else "index[0]", f),
-             Step("epsilon", "constant(epsilon, element_type(operand))", bn.epsilon)]
+    feature = ", ".join(":" if d != bn.fi else str(f) for d in range(operand.ndim))  # operand[:, f, :]
+    steps = [Step("feature_index", Msg("reduction.batch_norm.feature_index.formula"), bn.fi),
+             Step("f", Msg("reduction.batch_norm.f.formula" + ("" if full else "_feature")), f,
+                  substituted=Msg("reduction.batch_norm.f.substituted", index=idx,
+                                     position=bn.fi if full else 0)),
+             Step("epsilon", Msg("reduction.batch_norm.epsilon.formula"), bn.epsilon,
+                  substituted=Msg("reduction.batch_norm.epsilon.substituted", epsilon=ctx.attrs.epsilon,
+                                  element_type=str(ctx.operand_types[0].element)))]
     value = outputs[result][idx]
     notes = []
     if np.dtype(bn.dt).itemsize < 4:
-        notes.append(f"{bn.dt} is computed in f32 and rounded once at the end")
+        notes.append(Msg("reduction.batch_norm.note.f32", element_type=str(ctx.operand_types[0].element)))
 
-    def v(name: str, formula: str, arr: Any, kids: list[Step] | None = None) -> None:
+    def at(arr: Any) -> Any:
+        """``arr`` at this element: full-size arrays at the index, per-feature ones at f."""
         a = np.asarray(arr)
-        x = a[idx] if a.ndim == len(idx) and full and a.shape == operand.shape else (
-            a.reshape(-1)[f] if a.ndim and a.size == operand.shape[bn.fi] else
-            (a[tuple(0 if d != bn.fi else f for d in range(a.ndim))] if a.ndim else a[()]))
-        steps.append(Step(name, formula, x, children=kids or []))
+        if a.ndim == len(idx) and full and a.shape == operand.shape:
+            return a[idx]
+        if a.ndim and a.size == operand.shape[bn.fi]:
+            return a.reshape(-1)[f]
+        return a[tuple(0 if d != bn.fi else f for d in range(a.ndim))] if a.ndim else a[()]
+
+    def v(name: str, arr: Any, kids: list[Step] | None = None, **numbers: Any) -> None:
+        """Step ``name`` (formula ``reduction.batch_norm.<name>``, substituted with ``numbers``)."""
+        key = f"reduction.batch_norm.{name}"
+        steps.append(Step(name, Msg(f"{key}.formula"), at(arr), children=kids or [],
+                          substituted=Msg(f"{key}.substituted", **numbers)))
+
+    def read(name: str, k: int, arr: np.ndarray, element: bool = False) -> None:
+        """Operand ``k`` (spec name ``name``) read at this element or at [f]."""
+        at_ = where if element else str(f)
+        steps.append(Step(name, Msg("explain.element", name=name, index="result_index" if element else "f"),
+                          arr[idx] if element else arr[f],
+                          substituted=Msg("explain.element", name=names[k] if k < len(names) else name,
+                                          index=at_)))
+
+    def inference_steps(vals: dict[str, np.ndarray], mean: Any, variance: Any, scale: Any, offset: Any,
+                        out_name: str, first: int) -> None:
+        """centered_operand .. the output, as batch_norm_inference computes it (scale and
+        offset are operands first, first + 1)."""
+        c = vals["centered_operand"]
+        v("centered_operand", c, operand=at(operand.astype(bn.ct)), mean=at(mean))
+        v("stddev", vals["stddev"], variance=at(variance), epsilon=bn.epsilon)
+        v("normalized_operand", vals["normalized_operand"], centered_operand=at(c),
+          stddev=at(vals["stddev"]))
+        read("scale", first, scale)
+        read("offset", first + 1, offset)
+        steps.append(Step(out_name, Msg("reduction.batch_norm.output.formula"), value,
+                          substituted=Msg("reduction.batch_norm.output.substituted", scale=at(scale),
+                                          normalized_operand=at(vals["normalized_operand"]),
+                                          offset=at(offset))))
 
     name = ctx.name
+    order = Msg("reduction.batch_norm.note.order")
     if name == "stablehlo.batch_norm_inference":
         _, scale, offset, mean, variance = inputs
         vals = _inference_values(bn, operand, scale, offset, mean, variance)
-        steps.append(Step("operand", f"operand[{where}]", operand[idx]))
-        v("mean", "mean[f]", mean)
-        v("variance", "variance[f]", variance)
-        v("centered_operand", "operand - mean_bcast", vals["centered_operand"])
-        v("stddev", "sqrt(variance_bcast + epsilon_bcast)", vals["stddev"])
-        v("normalized_operand", "centered_operand / stddev", vals["normalized_operand"])
-        v("scale", "scale[f]", scale)
-        v("offset", "offset[f]", offset)
-        steps.append(Step("result", "scale_bcast * normalized_operand + offset_bcast", value))
+        read("operand", 0, operand, element=True)
+        read("mean", 3, mean)
+        read("variance", 4, variance)
+        inference_steps(vals, mean, variance, scale, offset, "result", 1)
     elif name == "stablehlo.batch_norm_training":
         _, scale, offset = inputs
         vals = _training_values(bn, operand, scale, offset)
-        v("mean", f"compute_mean: sum of the {feature_values.size} operand elements of feature f "
-          f"/ {bn.divisor}", vals["mean"], children)
-        v("variance", "compute_mean(centered_operand * centered_operand)", vals["variance"])
+        x = np.asarray(operand, dtype=bn.ct)
+        centered = vals["centered_operand"]
+        v("mean", vals["mean"], children, sum=at(bn.compute_sum(x)), divisor=bn.divisor, count=count)
+        v("variance", vals["variance"], sum=at(bn.compute_sum(centered * centered)), divisor=bn.divisor)
         if result == 0:
-            steps.append(Step("operand", f"operand[{where}]", operand[idx]))
-            v("centered_operand", "operand - mean_bcast", vals["centered_operand"])
-            v("stddev", "sqrt(variance_bcast + epsilon_bcast)", vals["stddev"])
-            v("normalized_operand", "centered_operand / stddev", vals["normalized_operand"])
-            v("scale", "scale[f]", scale)
-            v("offset", "offset[f]", offset)
-            steps.append(Step("output", "scale_bcast * normalized_operand + offset_bcast", value))
+            read("operand", 0, operand, element=True)
+            inference_steps(vals, vals["mean"], vals["variance"], scale, offset, "output", 1)
         else:
             steps.append(Step(["output", "batch_mean", "batch_var"][result],
-                              "mean" if result == 1 else "variance", value))
-        notes.append("sums over a feature use numpy's pairwise order (the spec's reduce leaves "
-                     "the order implementation-defined)")
+                              Msg("reduction.symbol", name="mean" if result == 1 else "variance"), value))
+        notes.append(order)
     else:
         _, scale, mean, variance, grad_output = inputs
         vals = _grad_values(bn, operand, scale, mean, variance, grad_output)
-        v("mean", "mean[f]", mean)
-        v("variance", "variance[f]", variance)
-        v("elements_per_feature", "size(operand) / dim(operand, feature_index)", bn.divisor)
+        g_name = names[4] if len(names) > 4 else "grad_output"
+        read("mean", 2, mean)
+        read("variance", 3, variance)
+        v("elements_per_feature", bn.divisor, size=operand.size, dim=operand.shape[bn.fi])
         if result == 0:
-            steps.append(Step("operand", f"operand[{where}]", operand[idx]))
-            steps.append(Step("grad_output", f"grad_output[{where}]", grad_output[idx]))
-            for k, formula in [("centered_operand", "operand - mean_bcast"),
-                               ("stddev", "sqrt(variance_bcast + epsilon_bcast)"),
-                               ("i1", "grad_output * elements_per_feature"),
-                               ("i2", "compute_sum(grad_output) over feature f"),
-                               ("i3", "compute_sum(grad_output * centered_operand) over feature f"),
-                               ("i4", "i3 * centered_operand"),
-                               ("i5", "i4 / (variance_bcast + epsilon_bcast)"),
-                               ("i6", "(i1 - i2) - i5")]:
-                v(k, formula, vals[k])
-            v("scale", "scale[f]", scale)
-            steps.append(Step("grad_operand", "scale_bcast / stddev / elements_per_feature * i6",
-                              value))
-        elif result == 1:
-            steps.append(Step("grad_scale", "compute_sum(grad_output * normalized_operand) over "
-                              "feature f", value, children=children))
+            read("operand", 0, operand, element=True)
+            read("grad_output", 4, grad_output, element=True)
+            c, i = vals["centered_operand"], {k: at(vals[k]) for k in ("i1", "i2", "i3", "i4", "i5", "i6")}
+            v("centered_operand", c, operand=at(operand.astype(bn.ct)), mean=at(mean))
+            v("stddev", vals["stddev"], variance=at(variance), epsilon=bn.epsilon)
+            v("i1", vals["i1"], grad_output=at(grad_output.astype(bn.ct)), elements_per_feature=bn.divisor)
+            v("i2", vals["i2"], grad_output=g_name, slice=feature)
+            v("i3", vals["i3"], grad_output=g_name, slice=feature)
+            v("i4", vals["i4"], i3=i["i3"], centered_operand=at(c))
+            v("i5", vals["i5"], i4=i["i4"], variance=at(variance), epsilon=bn.epsilon)
+            v("i6", vals["i6"], i1=i["i1"], i2=i["i2"], i5=i["i5"])
+            read("scale", 1, scale)
+            steps.append(Step("grad_operand", Msg("reduction.batch_norm.grad_operand.formula"), value,
+                              substituted=Msg("reduction.batch_norm.grad_operand.substituted",
+                                              scale=at(scale), stddev=at(vals["stddev"]),
+                                              elements_per_feature=bn.divisor, i6=i["i6"])))
         else:
-            steps.append(Step("grad_offset", "compute_sum(grad_output) over feature f", value))
-        notes.append("sums over a feature use numpy's pairwise order (the spec's reduce leaves "
-                     "the order implementation-defined)")
+            key = "grad_scale" if result == 1 else "grad_offset"
+            steps.append(Step(key, Msg(f"reduction.batch_norm.{key}.formula"), value,
+                              children=children if result == 1 else [],
+                              substituted=Msg(f"reduction.batch_norm.{key}.substituted", grad_output=g_name,
+                                              slice=feature)))
+        notes.append(order)
     return Explanation(ctx.op.name, idx, steps, value, notes, result)
 
 

@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import ExecutionError
+from hlolab.messages import Msg
 from hlolab.ops.common import check_value, operand_tensor, reject_quantized
 from hlolab.ops.record import Attrs, InferError, attr, ints, record
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element, same_type
-from hlolab.trace.explain import Explanation, Step
+from hlolab.trace.explain import DimRole, Explanation, Step
 from hlolab.trace.provenance import IndexMapProvenance, Link, check_index, index_link, value_shape
 from hlolab.types import ElementType, QuantizedElementType, TensorType
 
@@ -95,22 +96,32 @@ def _index_read_links(n_start: int, first: int, result_shape: tuple[int, ...],
     return [Link(first + k, "index_read", flat.copy()) for k in range(n_start)]
 
 
+def _csv(xs: Sequence[Any]) -> str:
+    """``1, 2``: an index written inside brackets (``%arg0[1, 2]``)."""
+    return ", ".join(str(int(x)) for x in xs)
+
+
 def _start_steps(ctx: OpCall, start: tuple[int, ...], adjusted: tuple[int, ...],
-                 sizes: Sequence[int], sizes_name: str, first: int) -> tuple[list[Step], list[str]]:
+                 sizes: Sequence[int], sizes_name: str, first: int) -> tuple[list[Step], list[Msg]]:
+    """start_indices and the clamp that makes them adjusted_start_indices. The clamp's
+    dim roles are the START's dims (which of its components the clamp moved), never the
+    result index's: the result index gets its own step before these."""
     names = [v.name for v in ctx.op.operands[first:]]
     moved = [d for d, (s, a) in enumerate(zip(start, adjusted, strict=True)) if s != a]
     shape = [int(n) for n in ctx.operand_types[0].static_shape()]
-    roles = {d: ("clamped" if d in moved else "in range") for d in range(len(start))}
+    roles = {d: DimRole("clamped") if d in moved else DimRole("in_range") for d in range(len(start))}
     steps = [
-        Step("start_indices", "(" + ", ".join(names) + ")", start),
-        Step("adjusted_start_indices", f"clamp(0, start_indices, shape(operand) - {sizes_name}) = "
-             f"clamp(0, {list(start)}, {shape} - {list(sizes)})", adjusted, dim_roles=roles,
-             before_clamp=start if moved else None),
+        Step("start_indices", Msg("slicing.start_indices.formula", start_indices=", ".join(names)), start),
+        Step("adjusted_start_indices", Msg("slicing.adjusted_start_indices.formula", sizes=sizes_name),
+             adjusted, dim_roles=roles, before_clamp=start if moved else None,
+             substituted=Msg("slicing.adjusted_start_indices.substituted", start_indices=list(start),
+                             shape=shape, sizes=list(sizes))),
     ]
     if moved:
-        notes = [f"clamping moved the start in dimension(s) {moved}: {list(start)} -> {list(adjusted)}"]
+        notes = [Msg("slicing.note.clamped", dims=moved, before=list(start), after=list(adjusted),
+                     sizes=list(sizes), shape=shape)]
     else:
-        notes = ["clamping did not move the start"]
+        notes = [Msg("slicing.note.not_clamped")]
     return steps, notes
 
 
@@ -180,13 +191,17 @@ def _explain_dynamic_slice(ctx: OpCall, inputs: list[Any], outputs: list[Any], r
     start, adjusted = _ds_adjusted(ctx, inputs)
     sizes = ctx.attrs.slice_sizes
     steps, notes = _start_steps(ctx, start, adjusted, sizes, "slice_sizes", 1)
+    # result dim d runs along the slice in operand dim d
+    steps.insert(0, Step("result_index", None, idx,
+                         dim_roles={d: DimRole("sliced") for d in range(len(idx))}))
     operand_index = tuple(int(i) for i in dynamic_slice_operand_index(_one(idx), adjusted))
-    steps.append(Step("operand_index", f"adjusted_start_indices + result_index = {list(adjusted)} + "
-                      f"{list(idx)}", operand_index))
+    steps.append(Step("operand_index", Msg("slicing.operand_index.formula"), operand_index,
+                      substituted=Msg("slicing.operand_index.substituted",
+                                      adjusted_start_indices=list(adjusted), result_index=list(idx))))
     value = outputs[0][idx]
     name = ctx.op.operands[0].name
-    steps.append(Step("result[result_index]", f"{name}[{', '.join(str(i) for i in operand_index)}]",
-                      value))
+    steps.append(Step("result[result_index]", Msg("explain.element", name="operand", index="operand_index"),
+                      value, substituted=Msg("explain.element", name=name, index=_csv(operand_index))))
     return Explanation(ctx.op.name, idx, steps, value, notes, 0)
 
 
@@ -274,20 +289,28 @@ def _explain_dynamic_update_slice(ctx: OpCall, inputs: list[Any], outputs: list[
     start, adjusted = _dus_adjusted(inputs)
     ushape = [int(n) for n in inputs[1].shape]
     steps, notes = _start_steps(ctx, start, adjusted, ushape, "shape(update)", 2)
+    # the result index is an index of the operand (whose window the update replaces)
+    steps.insert(0, Step("result_index", None, idx,
+                         dim_roles={d: DimRole("operand_dim", d=d) for d in range(len(idx))}))
     ui, inside = dynamic_update_slice_update_index(_one(idx), adjusted, ushape)
     update_index = tuple(int(u) for u in ui)
     inside = bool(inside)
-    steps.append(Step("update_index", f"result_index - adjusted_start_indices = {list(idx)} - "
-                      f"{list(adjusted)}", update_index))
-    steps.append(Step("0 <= update_index < shape(update)", f"{list(update_index)} within {ushape}",
-                      inside))
+    steps.append(Step("update_index", Msg("slicing.update_index.formula"), update_index,
+                      substituted=Msg("slicing.update_index.substituted", result_index=list(idx),
+                                      adjusted_start_indices=list(adjusted))))
+    steps.append(Step("0 <= update_index < shape(update)", None, inside,
+                      substituted=Msg("slicing.in_update.substituted", update_index=list(update_index),
+                                      shape=ushape)))
     value = outputs[0][idx]
     if inside:
+        formula = Msg("explain.element", name="update", index="update_index")
         src, where = ctx.op.operands[1].name, update_index
     else:
+        formula = Msg("explain.element", name="operand", index="result_index")
         src, where = ctx.op.operands[0].name, idx
-        notes.append("outside the update window: the operand element is kept")
-    steps.append(Step("result[result_index]", f"{src}[{', '.join(str(i) for i in where)}]", value))
+        notes.append(Msg("slicing.note.outside"))
+    steps.append(Step("result[result_index]", formula, value,
+                      substituted=Msg("explain.element", name=src, index=_csv(where))))
     return Explanation(ctx.op.name, idx, steps, value, notes, 0)
 
 

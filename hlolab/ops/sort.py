@@ -31,12 +31,13 @@ import numpy as np
 from hlolab.errors import ExecutionError
 from hlolab.ir.attrs import DenseElementsAttr
 from hlolab.ir.module import Op, Value
+from hlolab.messages import Msg
 from hlolab.ops.common import check_value, reject_quantized
 from hlolab.ops.compare import compare_arrays, default_compare_type, total_order_key
 from hlolab.ops.record import Attrs, InferError, attr, boolean, integer, record
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_type
-from hlolab.trace.explain import Explanation, Step
+from hlolab.trace.explain import DimRole, Explanation, Step
 from hlolab.trace.provenance import (
     Provenance,
     Source,
@@ -126,7 +127,7 @@ class Recognized:
     compare_type: str  # FLOAT / TOTALORDER / SIGNED / UNSIGNED
     canon_zero: bool  # f maps -0.0 to +0.0 first
     canon_nan: np.ndarray | None  # f maps every NaN to this value
-    text: str  # for explain
+    message: Msg  # the comparison, for explain
 
 
 def _const(op: Op) -> np.ndarray | None:
@@ -179,10 +180,11 @@ def recognize_comparator(ctx: OpCall) -> Recognized | None:
         return None
     swapped = i % 2 == 1
     descending = (direction == "GT") != swapped
-    f = ("canonicalized " if lhs[2] or lhs[3] is not None else "")
-    text = (f"{direction}({f}inputs[{key}] {'rhs' if swapped else 'lhs'}, {f}inputs[{key}] "
-            f"{'lhs' if swapped else 'rhs'}), compare_type {ctype}")
-    return Recognized(key, descending, ctype, lhs[2], lhs[3], text)
+    side = "sort.comparator.side_canonical" if lhs[2] or lhs[3] is not None else "sort.comparator.side"
+    message = Msg("sort.comparator.compare", direction=direction,
+                  lhs=Msg(side, key=key, side="rhs" if swapped else "lhs"),
+                  rhs=Msg(side, key=key, side="lhs" if swapped else "rhs"), compare_type=ctype)
+    return Recognized(key, descending, ctype, lhs[2], lhs[3], message)
 
 
 def _step(o: Op, ins: list[tuple]) -> tuple | None:
@@ -324,8 +326,9 @@ def _numpy_less(key: np.ndarray, et: ElementType, rec: Recognized) -> Less:
     return less
 
 
-def sort_permutation(ctx: OpCall, inputs: list[np.ndarray]) -> tuple[np.ndarray, str]:
-    """(perm, kind): perm (rows, n) over the rows of ``_rows(inputs[k], dimension)``."""
+def sort_permutation(ctx: OpCall, inputs: list[np.ndarray]) -> tuple[np.ndarray, Msg]:
+    """(perm, kind): perm (rows, n) over the rows of ``_rows(inputs[k], dimension)``; kind
+    says how the permutation was found (for explain)."""
     dim = adjusted_dimension(ctx)
     rows_of = [_rows(x, dim) for x in inputs]
     m, n = rows_of[0].shape
@@ -338,15 +341,14 @@ def sort_permutation(ctx: OpCall, inputs: list[np.ndarray]) -> tuple[np.ndarray,
             _, ranks = np.unique(sortable, return_inverse=True)
             ranks = ranks.reshape(m, n).astype(np.int64)
             perm = np.argsort(-ranks if rec.descending else ranks, axis=-1, kind="stable")
-            return perm.astype(np.int64), f"recognized: {rec.text}; numpy stable argsort on the key"
+            return perm.astype(np.int64), Msg("sort.comparator.argsort", comparator=rec.message)
         perm = merge_sort_permutation(_numpy_less(key, et, rec), m, n)
-        return perm, (f"recognized: {rec.text}; NaN in a FLOAT comparison is no strict weak order, "
-                      "so the stable merge sort decides (implementation-defined in XLA)")
+        return perm, Msg("sort.comparator.nan_merge", comparator=rec.message)
     if m == 0 or n <= 1:
         perm = np.broadcast_to(np.arange(n, dtype=np.int64), (m, n)).copy()
     else:
         perm = merge_sort_permutation(_region_less(ctx, rows_of), m, n)
-    return perm, "general comparator region: stable batched merge sort evaluating the region"
+    return perm, Msg("sort.comparator.general")
 
 
 def adjusted_dimension(ctx: OpCall) -> int:
@@ -357,7 +359,7 @@ def adjusted_dimension(ctx: OpCall) -> int:
 
 # --- provenance and explain ----------------------------------------------------------------
 
-def _perm_of(ctx: OpCall, inputs: list[Any]) -> tuple[np.ndarray, str]:
+def _perm_of(ctx: OpCall, inputs: list[Any]) -> tuple[np.ndarray, Msg]:
     """The permutation the evaluation used (recomputed only if this call did not evaluate)."""
     got = getattr(ctx, "_sort_perm", None)
     if got is None:
@@ -461,18 +463,23 @@ def _explain_sort(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: in
     slice_text = ", ".join(":" if k == dim else str(i) for k, i in enumerate(idx))
     name = ctx.op.operands[result].name
     value = outputs[result][idx]
+    pos = int(perm[row, idx[dim]])
+    permutation = "sort.permutation.formula_stable" if ctx.attrs.is_stable else \
+        "sort.permutation.formula_unstable"
     steps = [
-        Step("adjusted_dimension", f"dimension >= 0 ? dimension : rank(inputs[0]) + dimension "
-             f"(dimension = {d})", dim),
-        Step("result_slice", f"[{slice_text}]", (row, slice_text)),
-        Step("permutation", f"sorted position k holds the row's element permutation[k] "
-             f"({'stable' if ctx.attrs.is_stable else 'is_stable = false; sorted stably'})",
-             tuple(int(p) for p in perm[row])),
-        Step("source position", f"permutation[result_index[{dim}] = {idx[dim]}]", int(perm[row, idx[dim]]),
-             dim_roles={dim: "sorted"}),
-        Step("result[result_index]", f"{name}[{', '.join(str(i) for i in source)}]", value),
+        Step("adjusted_dimension", Msg("sort.adjusted_dimension.formula"), dim,
+             substituted=Msg("sort.adjusted_dimension.substituted", dimension=d, rank=len(idx))),
+        # the value: which row (row-major over the other dims) the slice is
+        Step("result_slice", Msg("sort.result_slice.formula"), Msg("sort.result_slice.value", row=row),
+             substituted=Msg("sort.result_slice.substituted", slice=slice_text)),
+        Step("permutation", Msg(permutation), tuple(int(p) for p in perm[row])),
+        Step(Msg("sort.source_position.name"), Msg("sort.source_position.formula"), pos,
+             dim_roles={dim: DimRole("sorted")},
+             substituted=Msg("sort.source_position.substituted", position=idx[dim])),
+        Step("result[result_index]", Msg("sort.result.formula", result=result), value,
+             substituted=Msg("explain.element", name=name, index=", ".join(str(i) for i in source))),
     ]
-    return Explanation(ctx.op.name, idx, steps, value, [f"comparator: {kind}"], result)
+    return Explanation(ctx.op.name, idx, steps, value, [Msg("sort.note.comparator", comparator=kind)], result)
 
 
 @op("stablehlo.sort", aliases=("Sort",), verify=_verify_sort, attrs=SortAttrs, infer=infer_sort,

@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from hlolab.errors import HloLabError, NotImplementedOpError, VerificationError
 from hlolab.interp.engine import Interpreter
 from hlolab.ir.parser import parse_module
+from hlolab.messages import Msg, text
 from hlolab.ops.contraction import _round_tf32
 from hlolab.ops.registry import lookup
-from hlolab.trace.explain import format_explanation
+from hlolab.trace.explain import DimRole, format_explanation, format_value
 from hlolab.trace.provenance import Source
 from tests.conftest import shared_dir
 
@@ -336,17 +337,102 @@ def test_dot_provenance_agrees_with_values(case):
                 assert Source(0, ai, t.role) in prov.sources(0, t.index)
 
 
+def _walk(step):
+    yield step
+    for c in step.children:
+        yield from _walk(c)
+
+
+def _steps(e) -> dict:
+    return {s.name: s for s in e.steps}
+
+
+def check_steps(e) -> None:
+    """Every step: a spec-like symbol or a Msg as name, DimRoles keyed by dimensions, and a
+    substituted form wherever there is a formula."""
+    for top in e.steps:
+        for s in _walk(top):
+            assert isinstance(s.name, Msg) or " " not in s.name.split("[")[0], s.name
+            for d, role in (s.dim_roles or {}).items():
+                assert isinstance(d, int) and isinstance(role, DimRole), (s.name, d, role)
+            if s.formula is not None:
+                assert isinstance(s.formula, Msg) and isinstance(s.substituted, Msg), s.name
+
+
 def test_dot_explain():
     lhs = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
     rhs = np.array([[1, 1, 1], [2, 2, 2]], np.float32)
     ev = run(dot_program((2, 3), (2, 3), "f32", "f32", lc=[1], rc=[1]), [lhs, rhs])
     e = explain(ev, (1, 1))
-    text = format_explanation(e)
+    check_steps(e)
     assert e.value == 30.0
-    assert "lhs[1, 0] * rhs[1, 0] = 4.0 * 2.0 = 8.0" in text
-    assert "result_lhs_index" in text and "dot_product" in text
-    assert any("BLAS" in n for n in e.notes)
-    assert e.steps[0].dim_roles == {0: "lhs free", 1: "rhs free"}
+    assert [s.name for s in e.steps] == ["result_index", "result_batching_index", "result_lhs_index",
+                                         "result_rhs_index", "dot_product"]
+    s = _steps(e)
+    assert s["result_index"].value == (1, 1)
+    assert s["result_index"].dim_roles == {0: DimRole("lhs_free"), 1: DimRole("rhs_free")}
+    assert (s["result_batching_index"].value, s["result_lhs_index"].value, s["result_rhs_index"].value) == \
+        ((), (1,), (1,))
+    assert s["result_lhs_index"].formula.args["lhs_result_dimensions"] == [0]
+    assert s["result_rhs_index"].formula.args["rhs_result_dimensions"] == [0]
+    dp = s["dot_product"]
+    assert dp.formula.key == "contraction.dot_general.dot_product.formula"
+    assert dp.formula.args["total"] == 3 and dp.formula.args["dims"] == [3]
+    assert dp.substituted.args["lhs"].tolist() == [4, 5, 6]  # reshaped_lhs_slice
+    assert dp.substituted.args["rhs"].tolist() == [2, 2, 2]
+    assert [c.name for c in dp.children] == ["lhs[1, 0] * rhs[1, 0]", "lhs[1, 1] * rhs[1, 1]",
+                                             "lhs[1, 2] * rhs[1, 2]"]
+    assert [float(c.value) for c in dp.children] == [8.0, 10.0, 12.0]
+    assert text(dp.children[0].substituted) == "4.0 * 2.0"
+    assert [n.key for n in e.notes] == ["contraction.note.order"]
+    assert e.notes[0].args["summer"].key == "contraction.summer.blas"
+    out = format_explanation(e)
+    assert "lhs[1, 0] * rhs[1, 0] = 4.0 * 2.0 = 8.0" in out
+    assert "result_index = result_batching_index + result_lhs_index + result_rhs_index" in out
+
+
+def test_dot_explain_batch_roles_and_substituted_forms():
+    lhs = np.array([[[1, 2], [3, 4]], [[5, 6], [7, 8]]], np.int64)  # the spec's example
+    rhs = np.array([[[1, 0], [0, 1]], [[1, 0], [0, 1]]], np.int64)
+    ev = run(dot_program((2, 2, 2), (2, 2, 2), "i64", "i64", lb=[0], rb=[0], lc=[2], rc=[1]), [lhs, rhs])
+    e = explain(ev, (1, 0, 1))
+    check_steps(e)
+    s = _steps(e)
+    assert e.value == 6 == 5 * 0 + 6 * 1
+    assert s["result_index"].dim_roles == {0: DimRole("batch"), 1: DimRole("lhs_free"),
+                                           2: DimRole("rhs_free")}
+    assert text(s["result_index"].substituted) == "(1,) + (0,) + (1,)"
+    assert text(s["result_batching_index"].substituted) == "(1, 0, 1)[0:1]"
+    assert text(s["result_lhs_index"].substituted) == "(1, 0, 1)[1:2]"
+    assert text(s["result_rhs_index"].substituted) == "(1, 0, 1)[2:]"
+    assert (s["result_batching_index"].value, s["result_lhs_index"].value, s["result_rhs_index"].value) == \
+        ((1,), (0,), (1,))
+    assert text(s["dot_product"].substituted) == "reduce(multiply([5, 6], [0, 1]), init 0, add)"
+    assert [c.name for c in s["dot_product"].children] == ["lhs[1, 0, 0] * rhs[1, 0, 1]",
+                                                           "lhs[1, 0, 1] * rhs[1, 1, 1]"]
+    assert [n.key for n in e.notes] == ["contraction.note.wrap"]
+    assert e.notes[0].args == {"result_type": "i64"}
+
+
+def test_dot_explain_notes_narrow_types_more_products_and_algorithm():
+    a = np.array([1.0] + [2.0 ** -9] * 256, ml_dtypes.bfloat16)
+    ev = run(dot_program((257,), (257,), "bf16", "bf16", lc=[0], rc=[0]),
+             [a, np.ones(257, ml_dtypes.bfloat16)])
+    e = explain(ev, ())
+    assert [n.key for n in e.notes] == ["contraction.note.order", "contraction.note.narrow",
+                                        "contraction.note.more"]
+    assert e.notes[1].args == {"lhs_type": "bf16", "result_type": "bf16"}
+    assert e.notes[2].args == {"count": 1} and len(e.steps[-1].children) == 256
+    assert e.steps[-1].formula.args["total"] == 257
+    x = np.float32(1 + 2.0 ** -12)
+    text_ = dot_program((2,), (2,), "f32", "f32", lc=[0], rc=[0],
+                        extra=", " + ALG.format(p="tf32", acc="f32", n=1, m=1))
+    e = explain(run(text_, [np.array([x, x], np.float32), np.ones(2, np.float32)]), ())
+    alg = e.notes[-1]
+    assert alg.key == "contraction.note.algorithm"
+    assert (alg.args["lhs_precision_type"], alg.args["accumulation_type"], alg.args["result_type"],
+            alg.args["num_primitive_operations"]) == ("tf32", "f32", "f32", 1)
+    assert "algorithm <tf32 x tf32 -> f32, components 1/1, 1 primitive op(s)>" in text(alg)
 
 
 # --- convolution values -----------------------------------------------------------------
@@ -581,18 +667,128 @@ def test_interior_source_count_and_padding_sources():
     assert back[(None, "pad_value")].shape == (1, 8, 8, 4)
 
 
+def _conv_spec_like(reversal=(False, False)):
+    """The spec example's lhs with padding 1 and a 0..8 kernel: windows over padding, holes and elements."""
+    text_ = conv_program((1, 4, 4, 1), (3, 3, 1, 1), "i64", "i64", (1, 2, 2, 1), NHWC, (4, 4),
+                         ((1, 1), (1, 1)), (2, 2), (1, 1), reversal)
+    return run(text_, [SPEC_LHS, np.arange(9, dtype=np.int64).reshape(3, 3, 1, 1)])
+
+
 def test_conv_explain():
-    text = conv_program((1, 4, 4, 1), (3, 3, 1, 1), "i64", "i64", (1, 2, 2, 1), NHWC, (4, 4),
-                        ((1, 1), (1, 1)), (2, 2), (1, 1), (False, False))
-    ev = run(text, [SPEC_LHS, np.arange(9, dtype=np.int64).reshape(3, 3, 1, 1)])
+    ev = _conv_spec_like()
     e = explain(ev, (0, 1, 0, 0))
+    check_steps(e)
     text_out = format_explanation(e, max_children=20)
-    assert e.value == ev.outputs[0][0, 1, 0, 0]
+    assert e.value == ev.outputs[0][0, 1, 0, 0] == 10 * 4
+    assert [s.name for s in e.steps] == ["result_index", "output_spatial_index", "lhs_batch_index",
+                                         "lhs_feature_indices", "lhs_window_start", "lhs_window_dimensions",
+                                         "lhs_window_positions", "dot_product"]
+    s = _steps(e)
+    assert s["result_index"].dim_roles == {0: DimRole("output_batch"), 3: DimRole("output_feature"),
+                                           1: DimRole("spatial", k=0), 2: DimRole("spatial", k=1)}
+    assert text(s["result_index"].substituted) == "result_shape(0, (1, 0), 0)"
+    assert s["output_spatial_index"].value == (1, 0)
+    assert text(s["output_spatial_index"].substituted) == "(0, 1, 0, 0)[1, 2]"
+    assert s["lhs_batch_index"].value == 0 and s["lhs_window_dimensions"].value == (3, 3)
     assert "lhs_window_start = output_spatial_index * window_strides = (1, 0) * [4, 4] = (4, 0)" in text_out
-    assert "padding at padded_lhs[0, 4, 0, 0]" in text_out
-    assert "lhs_dilation hole" in text_out and "is: padding" in text_out
+    assert s["lhs_window_start"].value == (4, 0)
+    assert s["lhs_window_start"].substituted.args == {"output_spatial_index": (1, 0),
+                                                      "window_strides": [4, 4]}
+    dp = s["dot_product"]
+    assert [float(c.value) for c in dp.children] == [0] * 4 + [40] + [0] * 4
     assert "lhs[0, 2, 0, 0] * rhs[1, 1, 0, 0] = 10 * 4 = 40" in text_out
-    assert e.steps[0].dim_roles == {0: "batch", 3: "output feature", 1: "spatial 0", 2: "spatial 1"}
+    assert "padding at padded_lhs[0, 4, 0, 0] * rhs[0, 0, 0, 0] = 0 * 0 = 0" in text_out
+    assert dp.substituted.args["lhs_window"].tolist() == [[[0, 0, 0], [0, 10, 0], [0, 0, 0]]]
+    assert dp.substituted.args["rhs"].tolist() == [np.arange(9).reshape(3, 3).tolist()]
+    assert [n.key for n in e.notes] == ["contraction.note.wrap"]
+
+
+def test_conv_window_positions_are_position_tuples_per_spatial_dim():
+    e = explain(_conv_spec_like(), (0, 1, 0, 0))
+    pos = _steps(e)["lhs_window_positions"]
+    # padded_lhs positions along each spatial dim, not the number of spatial dims
+    assert pos.value == ((4, 5, 6), (0, 1, 2))
+    assert pos.dim_roles == {0: DimRole("spatial", k=0), 1: DimRole("spatial", k=1)}
+    assert [c.name for c in pos.children] == ["lhs_window_positions[0]", "lhs_window_positions[1]"]
+    assert [c.value for c in pos.children] == list(pos.value)
+    assert text(pos.children[0].substituted) == "4 + (0, 1, 2) * 1"
+    assert pos.substituted.args["padding"] == [[1, 1], [1, 1]] and pos.substituted.args["shape"] == (9, 9)
+    assert [len(c.children) for c in pos.children] == [3, 3]
+    # window_reversal: kernel index k reads window offset 2 - k
+    rev = _steps(explain(_conv_spec_like((True, False)), (0, 1, 0, 0)))["lhs_window_positions"]
+    assert rev.value == ((6, 5, 4), (0, 1, 2))
+    assert rev.children[0].formula.key == "contraction.convolution.positions.dim_formula_reversed"
+    assert rev.children[1].formula.key == "contraction.convolution.positions.dim_formula"
+    assert text(rev.children[0].substituted) == "4 + (2, 1, 0) * 1"
+
+
+def test_conv_positions_are_operand_padding_or_hole():
+    e = explain(_conv_spec_like(), (0, 1, 0, 0))
+    check_steps(e)
+    dims = _steps(e)["lhs_window_positions"].children
+    # dim 0: positions 4, 5, 6 - padding_low 1 = 3, 4, 5 on lhs_dilation 2: hole, lhs 2, hole
+    # dim 1: positions 0, 1, 2 - 1 = -1, 0, 1: padding, lhs 0, hole
+    want = [[("hole", None), ("operand", 2), ("hole", None)],
+            [("padding", None), ("operand", 0), ("hole", None)]]
+    for j, (dim, kinds) in enumerate(zip(dims, want, strict=True)):
+        for k, (c, (kind, at)) in enumerate(zip(dim.children, kinds, strict=True)):
+            assert c.dim_roles == {j: DimRole(kind)}  # a dimension key, never {"is": ...}
+            assert c.value.key == f"contraction.convolution.position.{kind}"
+            assert c.value.args == ({"index": at} if at is not None else {})
+            assert c.name.args == {"k": k, "position": dim.value[k]}
+            assert c.substituted.args == {"position": dim.value[k], "padding_low": 1, "lhs_dilation": 2}
+    assert text(dims[0].children[0].value) == "lhs_dilation hole"
+    assert text(dims[1].children[0].value) == "padding"
+    assert text(dims[0].children[1].value) == "lhs spatial index 2"
+    # the products: 3 on padding (dim 1 at position 0), 5 on holes, 1 on an lhs element
+    dp = _steps(e)["dot_product"]
+    assert {k: dp.formula.args[k] for k in ("total", "operand", "padding", "holes")} == \
+        {"total": 9, "operand": 1, "padding": 3, "holes": 5}
+    names = [c.name.key if isinstance(c.name, Msg) else c.name for c in dp.children]
+    pad, hole = "contraction.convolution.product.padding", "contraction.convolution.product.hole"
+    assert names == [pad, hole, hole, pad, "lhs[0, 2, 0, 0] * rhs[1, 1, 0, 0]", hole, pad, hole, hole]
+    assert dp.children[1].name.args == {"position": "0, 4, 1, 0", "rhs": "0, 1, 0, 0"}
+    out = format_explanation(e, max_children=20)
+    assert "lhs_dilation hole at padded_lhs[0, 4, 1, 0] * rhs[0, 1, 0, 0] = 0 * 1 = 0" in out
+    assert "1 on lhs elements, 3 on padding, 5 on lhs_dilation holes" in out
+    assert "is: padding" not in out
+
+
+def test_conv_feature_groups_and_input_features_as_a_set():
+    rng = np.random.default_rng(3)
+    x = rng.integers(-5, 5, (1, 6, 6, 4)).astype(np.int32)
+    w = rng.integers(-5, 5, (3, 3, 2, 6)).astype(np.int32)  # feature_group_count 2: Cg = 2, Og = 3
+    text_ = conv_program((1, 6, 6, 4), (3, 3, 2, 6), "i32", "i32", (1, 6, 6, 6), NHWC, (1, 1),
+                         ((1, 1), (1, 1)), (1, 1), (1, 1), (False, False), fgc=2)
+    ev = run(text_, [x, w])
+    e = explain(ev, (0, 2, 3, 4))
+    check_steps(e)
+    s = _steps(e)
+    assert s["feature_group"].value == 1 and text(s["feature_group"].substituted) == "4 // (6 / 2)"
+    feats = s["lhs_feature_indices"]
+    assert feats.value == range(2, 4)  # the set of input features, not a (first, last) pair
+    assert format_value(feats.value) == "{2, 3}"
+    assert text(feats.substituted) == "1 * 2 + range(2)"
+    assert "batch_group" not in s
+    dp = s["dot_product"]
+    assert dp.formula.args["total"] == 18 == dp.formula.args["operand"]  # interior: no padding, no holes
+    assert e.value == ev.outputs[0][0, 2, 3, 4] == sum(int(c.value) for c in dp.children)
+    assert {c.name.split("] * ")[0].split(", ")[-1] for c in dp.children} == {"2", "3"}
+
+
+def test_dynamic_conv_explain_reads_the_padding_operand():
+    text_ = conv_program((1, 4, 4, 1), (3, 3, 1, 1), "i64", "i64", (1, 2, 2, 1), NHWC, (4, 4),
+                         None, (2, 2), (1, 1), (False, False), dynamic=True)
+    ev = run(text_, [SPEC_LHS, np.ones((3, 3, 1, 1), np.int64), np.ones((2, 2), np.int64)])
+    e = explain(ev, (0, 1, 1, 0))
+    check_steps(e)
+    s = _steps(e)
+    assert e.value == ev.outputs[0][0, 1, 1, 0] == 14
+    assert s["lhs_window_positions"].substituted.args["padding"] == [[1, 1], [1, 1]]
+    assert s["lhs_window_positions"].value == ((4, 5, 6), (4, 5, 6))
+    dp = s["dot_product"]
+    assert {k: dp.formula.args[k] for k in ("operand", "padding", "holes")} == \
+        {"operand": 1, "padding": 0, "holes": 8}
 
 
 def test_conv_quantized_is_not_implemented():

@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 from hlolab.errors import NotImplementedOpError, VerificationError
 from hlolab.interp.engine import InterpCall, Interpreter
 from hlolab.ir.parser import parse_module
+from hlolab.messages import text as msg_text
 from hlolab.ops.reduction import reduce_precision_values
 from hlolab.ops.registry import lookup
-from hlolab.trace.explain import format_explanation
+from hlolab.trace.explain import DimRole, format_explanation
 from tests.conftest import REPO, shared_dir
 from tests.ops.regions_text import combiner_body
 
@@ -315,12 +316,54 @@ def test_explain_lists_the_slice():
     ev = run_reduce(x, 100, [0, 2], "add", "i64")
     e = explain(ev, 0, (1,))
     assert e.value == 100 + x[:, 1, :].sum()
+    steps = {s.name: s for s in e.steps}
+    assert list(steps) == ["dimensions", "input_slices[0]", "init_values[0]", "body", "results[0][1]"]
+    assert steps["dimensions"].value == [0, 2]
+    assert steps["dimensions"].dim_roles == {0: DimRole("reduced"), 1: DimRole("kept"), 2: DimRole("reduced")}
+    sl = steps["input_slices[0]"]
+    assert np.array_equal(sl.value, x[:, 1, :])
+    assert sl.formula.args == {"k": 0}
+    assert sl.substituted.args == {"name": "%x0", "slice": ":, 1, :", "count": 8}
+    assert [c.name for c in sl.children][:2] == ["inputs[0][0, 1, 0]", "inputs[0][0, 1, 1]"]
+    assert [c.value for c in sl.children] == x[:, 1, :].reshape(-1).tolist()
+    assert steps["init_values[0]"].value == 100 and steps["init_values[0]"].formula.args == {"name": "%i0"}
+    assert steps["body"].value == "add" and steps["body"].formula.key == "reduction.reduce.body.numpy"
+    res = steps["results[0][1]"]
+    assert res.value == e.value and res.formula.args == {"body": "add", "k": 0}
+    assert res.substituted.args["init"] == 100 and np.array_equal(res.substituted.args["slice"], x[:, 1, :])
+    assert [(n.key, n.args) for n in e.notes] == [("reduction.reduce.note.schedule",
+                                                   {"count": 8, "dimensions": [0, 2]})]
     text = format_explanation(e)
     assert "input_slices[0]" in text and "[:, 1, :]" in text and "… 0 more" not in text
-    assert "inputs[0][0, 1, 0]" in text and "… 0 more" not in text and "… 1 more" not in text
-    assert "init_values[0]" in text and "add" in text
+    assert "inputs[0][0, 1, 0]" in text and "… 1 more" not in text
     f = explain(run_reduce(x.astype(np.float32), 0, [2], "add", "f32"), 0, (0, 0))
-    assert any("implementation-defined" in n for n in f.notes)
+    assert [n.key for n in f.notes] == ["reduction.reduce.note.schedule", "reduction.reduce.note.order_numpy"]
+    assert "implementation-defined" in format_explanation(f)
+
+
+def test_explain_notes_sub_f32_accumulation_and_long_slices():
+    x = np.arange(300, dtype=np.float32).reshape(1, 300).astype(ml_dtypes.bfloat16)
+    e = explain(run_reduce(x, 0, [1], "add", "bf16"), 0, (0,))
+    notes = {n.key: n.args for n in e.notes}
+    assert notes["reduction.reduce.note.f32"] == {"element_type": "bf16"}
+    assert notes["reduction.reduce.note.more"] == {"count": 300 - 256}
+    assert len({s.name: s for s in e.steps}["input_slices[0]"].children) == 256
+
+
+def test_animation_captions_are_messages_with_the_running_values():
+    x = np.array([[1, 2, 3], [4, 5, 6]], np.int64)
+    ev = run_reduce(x, 10, [1], "add", "i64")
+    frames = ev.provenance().animation_steps(ev.call, ev.inputs, ev.outputs, elements=[(0, (1,))])
+    assert len(frames) == 4
+    start = frames[0].caption
+    assert start.key == "reduction.reduce.animation.start"
+    assert start.args["count"] == 3 and start.args["init_name"] == "%i0" and start.args["init"] == 10
+    assert start.args["where"].args == {"name": "%r", "index": "1"}
+    got = [(c.caption.args["position"], c.caption.args["before"], c.caption.args["element"].args["index"],
+            c.caption.args["value"], c.caption.args["after"]) for c in frames[1:]]
+    assert got == [(1, 10, "1, 0", 4, 14), (2, 14, "1, 1", 5, 19), (3, 19, "1, 2", 6, 25)]
+    assert all(c.caption.key == "reduction.reduce.animation.element" for c in frames[1:])
+    assert msg_text(frames[3].caption) == "%r[1]: element 3/3: add(19, %x0[1, 2] = 6) = 25"
 
 
 # --- reduce: constraints ---------------------------------------------------------------------
@@ -420,6 +463,13 @@ def test_reduce_precision_spec_example_and_fields():
     e = explain(ev, 0, (4,))
     text = format_explanation(e)
     assert "0 10000001110 111111111101111000" in text  # 65519 before rounding
+    operand, fmt, output = e.steps
+    assert operand.value.args == {"value": 65519.0, "bits": "0 10000001110 " + "1111111111011110" + "0" * 36}
+    assert operand.substituted.args == {"name": "%x", "index": "4"}
+    assert fmt.value == (5, 10)
+    assert output.value.args == {"value": 65504.0, "bits": "0 10000001110 " + "1111111111" + "0" * 42}
+    assert output.substituted.args == {"value": 65519.0, "exponent_bits": 5, "mantissa_bits": 10}
+    assert e.notes == []
     prov = ev.provenance()
     assert [(s.operand, s.index, s.role) for s in prov.sources(0, (3,))] == [(0, (3,), "copy")]
 
@@ -573,12 +623,46 @@ def test_batch_norm_provenance_and_explain():
     assert {s.index for s in prov.sources(1, (0,))} == {(0, 0, 0), (0, 1, 0), (1, 0, 0), (1, 1, 0)}
     assert {(t.result, t.index) for t in prov.targets(1, (0,))} == {
         (0, i) for i in np.ndindex(2, 2, 2) if i[2] == 0}
-    text = format_explanation(explain(ev, 0, (0, 1, 0)))
+    e = explain(ev, 0, (0, 1, 0))
+    text = format_explanation(e)
     assert "stddev" in text and "normalized_operand" in text and "mean" in text
+    steps = {s.name: s for s in e.steps}
+    assert list(steps) == ["feature_index", "f", "epsilon", "mean", "variance", "operand", "centered_operand",
+                           "stddev", "normalized_operand", "scale", "offset", "output"]
+    assert steps["f"].value == 0 and steps["f"].substituted.args == {"index": (0, 1, 0), "position": 2}
+    # feature 0 holds 1, 3, 3, 1: mean 2, variance 1
+    assert steps["mean"].value == 2.0 and steps["mean"].substituted.args == {"sum": 8.0, "divisor": 4.0,
+                                                                              "count": 4}
+    assert [c.value for c in steps["mean"].children] == [1.0, 3.0, 3.0, 1.0]
+    assert steps["variance"].value == 1.0 and steps["variance"].substituted.args["sum"] == 4.0
+    assert steps["operand"].value == 3.0 and steps["operand"].substituted.args == {"name": "%p0",
+                                                                                    "index": "0, 1, 0"}
+    assert steps["centered_operand"].value == 1.0
+    assert steps["centered_operand"].substituted.args == {"operand": 3.0, "mean": 2.0}
+    assert steps["stddev"].substituted.args == {"variance": 1.0, "epsilon": 0.0}
+    assert steps["normalized_operand"].substituted.args == {"centered_operand": 1.0, "stddev": 1.0}
+    assert steps["scale"].substituted.args == {"name": "%p1", "index": "0"}
+    assert steps["output"].value == e.value == 2.0
+    assert steps["output"].substituted.args == {"scale": 1.0, "normalized_operand": 1.0, "offset": 1.0}
+    assert [n.key for n in e.notes] == ["reduction.batch_norm.note.order"]
+    mean = explain(ev, 1, (1,))
+    assert [s.name for s in mean.steps][-1] == "batch_mean" and mean.value == 3.0
     g = np.full((2, 2, 2), 0.1)
     gev = run_op(bn_program("grad", (2, 2, 2), "f64", 2), [OPERAND, s, np.array([2.0, 3.0]), s, g],
                  "stablehlo.batch_norm_grad")
-    assert "i6" in format_explanation(explain(gev, 0, (0, 0, 0)))
+    ge = explain(gev, 0, (0, 0, 0))
+    assert "i6" in format_explanation(ge)
+    gsteps = {s.name: s for s in ge.steps}
+    assert gsteps["elements_per_feature"].substituted.args == {"size": 8, "dim": 2}
+    assert gsteps["i2"].value == pytest.approx(0.4)
+    assert gsteps["i2"].substituted.args == {"grad_output": "%p4", "slice": ":, :, 0"}
+    i = {k: gsteps[k].value for k in ("i1", "i2", "i3", "i4", "i5", "i6")}
+    assert gsteps["i6"].substituted.args == {"i1": i["i1"], "i2": i["i2"], "i5": i["i5"]}
+    assert i["i6"] == pytest.approx((i["i1"] - i["i2"]) - i["i5"])
+    assert gsteps["grad_operand"].value == ge.value == gev.outputs[0][0, 0, 0]
+    gs = explain(gev, 1, (0,))
+    assert gs.steps[-1].name == "grad_scale" and len(gs.steps[-1].children) == 4
+    assert gs.steps[-1].substituted.args == {"grad_output": "%p4", "slice": ":, :, 0"}
     gsrc = gev.provenance().sources(2, (1,))
     assert {(x.operand, x.role) for x in gsrc} == {(4, "window")}
     iev = run_op(bn_program("inference", (2, 2, 2), "f64", 2), [OPERAND, s, s, np.array([2.0, 3.0]), s],

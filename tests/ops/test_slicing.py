@@ -14,7 +14,7 @@ from hlolab.errors import NotImplementedOpError, VerificationError
 from hlolab.interp.single import apply_op, build_op, evaluate_op
 from hlolab.ir.attrs import DenseArrayAttr
 from hlolab.ops.registry import OpCall, lookup
-from hlolab.trace.explain import format_explanation
+from hlolab.trace.explain import DimRole, format_explanation
 from hlolab.trace.provenance import Source
 from hlolab.types import QuantizedElementType, element_type, tensor_type
 
@@ -58,11 +58,50 @@ def test_spec_dynamic_slice():
     assert out.tolist() == [[1, 1], [1, 1]] and out.dtype == np.int32
     e = explain((1, 0))
     steps = {st.name: st for st in e.steps}
-    assert steps["adjusted_start_indices"].value == (0, 2)
-    assert steps["adjusted_start_indices"].before_clamp == (-1, 3)
+    assert [st.name for st in e.steps] == ["result_index", "start_indices", "adjusted_start_indices",
+                                           "operand_index", "result[result_index]"]
+    assert steps["start_indices"].value == (-1, 3)
+    clamp = steps["adjusted_start_indices"]
+    assert clamp.value == (0, 2) and clamp.before_clamp == (-1, 3)
+    assert clamp.formula.key == "slicing.adjusted_start_indices.formula"
+    assert clamp.formula.args == {"sizes": "slice_sizes"}
+    assert clamp.substituted.args == {"start_indices": [-1, 3], "shape": [4, 4], "sizes": [2, 2]}
     assert steps["operand_index"].value == (1, 2)
-    assert "clamping moved the start" in e.notes[0]
+    assert steps["operand_index"].substituted.args == {"adjusted_start_indices": [0, 2],
+                                                       "result_index": [1, 0]}
+    assert steps["result[result_index]"].value == 1
+    assert steps["result[result_index]"].substituted.args["index"] == "1, 2"
+    (note,) = e.notes
+    assert note.key == "slicing.note.clamped"
+    assert note.args["dims"] == [0, 1] and note.args["before"] == [-1, 3] and note.args["after"] == [0, 2]
     assert "before clamp" in format_explanation(e)
+
+
+def test_clamp_roles_describe_the_start_not_the_result_index():
+    """Regression (a reader): the clamp's roles read as if the result index were clamped.
+    The result index has roles of its own, first; clamped / in_range sit on the clamp of
+    the start, adjusted_start_indices, with before_clamp."""
+    operand = np.arange(16, dtype=np.int32).reshape(4, 4)
+    _, _, explain = run(DS, [operand, s(1), s(3)], sizes(2, 2), (2, 2))
+    e = explain((0, 1))
+    first = e.steps[0]
+    assert first.name == "result_index" and first.value == (0, 1)
+    assert first.dim_roles == {0: DimRole("sliced"), 1: DimRole("sliced")}
+    (clamp,) = [st for st in e.steps if st.before_clamp is not None]
+    assert clamp.name == "adjusted_start_indices"
+    assert clamp.value == (1, 2) and clamp.before_clamp == (1, 3)
+    assert clamp.dim_roles == {0: DimRole("in_range"), 1: DimRole("clamped")}
+    assert e.value == operand[1, 3]
+    # the same for dynamic_update_slice: the result index is an operand index
+    _, _, explain = run(DUS, [operand, np.zeros((2, 2), np.int32), s(-2), s(1)], None, (4, 4))
+    e = explain((0, 2))
+    assert e.steps[0].name == "result_index"
+    assert e.steps[0].dim_roles == {0: DimRole("operand_dim", d=0), 1: DimRole("operand_dim", d=1)}
+    (clamp,) = [st for st in e.steps if st.before_clamp is not None]
+    assert clamp.name == "adjusted_start_indices"
+    assert clamp.value == (0, 1) and clamp.before_clamp == (-2, 1)
+    assert clamp.dim_roles == {0: DimRole("clamped"), 1: DimRole("in_range")}
+    assert clamp.formula.args == {"sizes": "shape(update)"}
 
 
 def test_spec_dynamic_update_slice():
@@ -74,7 +113,22 @@ def test_spec_dynamic_update_slice():
                                             Source(3, (), "index_read")}
     assert prov.sources(0, (3, 0)) == [Source(0, (3, 0), "copy")]
     e = explain((1, 2))
-    assert {st.name: st.value for st in e.steps}["update_index"] == (1, 0)
+    steps = {st.name: st for st in e.steps}
+    assert steps["update_index"].value == (1, 0)
+    assert steps["update_index"].substituted.args == {"result_index": [1, 2],
+                                                      "adjusted_start_indices": [0, 2]}
+    assert steps["0 <= update_index < shape(update)"].value is True
+    result = steps["result[result_index]"]
+    assert result.formula.args == {"name": "update", "index": "update_index"}
+    assert result.substituted.args["index"] == "1, 0" and result.value == 1
+    assert [n.key for n in e.notes] == ["slicing.note.clamped"]
+    e = explain((3, 0))  # outside the window: the operand's element
+    steps = {st.name: st for st in e.steps}
+    assert steps["update_index"].value == (3, -2)
+    assert steps["0 <= update_index < shape(update)"].value is False
+    assert steps["result[result_index]"].formula.args == {"name": "operand", "index": "result_index"}
+    assert steps["result[result_index]"].substituted.args["index"] == "3, 0"
+    assert [n.key for n in e.notes] == ["slicing.note.clamped", "slicing.note.outside"]
 
 
 def test_xla_dynamic_slice_examples():
@@ -119,7 +173,10 @@ def test_zero_size_slice_and_update_and_full_size():
     assert out.tolist() == x.tolist()
     out, _, explain = run(DS, [x, s(0), s(0)], sizes(2, 3), (2, 3))
     assert out.tolist() == x.tolist()
-    assert explain((1, 1)).notes == ["clamping did not move the start"]
+    e = explain((1, 1))
+    assert [n.key for n in e.notes] == ["slicing.note.not_clamped"]
+    clamp = {st.name: st for st in e.steps}["adjusted_start_indices"]
+    assert clamp.before_clamp is None and clamp.dim_roles == {0: DimRole("in_range"), 1: DimRole("in_range")}
 
 
 # --- constraints ---------------------------------------------------------------------

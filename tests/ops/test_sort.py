@@ -16,6 +16,8 @@ from hlolab.interp.single import evaluate_op
 from hlolab.ir.parser import parse_module
 from hlolab.ops.registry import OpCall, lookup
 from hlolab.ops.sort import merge_sort_permutation, recognize_comparator
+from hlolab.session import Session
+from hlolab.trace.explain import DimRole, format_explanation
 
 CMP = """
   ^bb0({args}):
@@ -65,9 +67,40 @@ def test_spec_example():
     assert out[0].tolist() == [[3, 2, 3], [1, 2, 1]]
     assert out[1].tolist() == [[1, 2, 1], [3, 2, 3]]
     e = explain(1, (0, 1))
-    steps = {s.name: s.value for s in e.steps}
-    assert steps["permutation"] == (0, 1) and steps["source position"] == 0
-    assert "recognized" in e.notes[0]
+    steps = {s.name: s for s in e.steps if isinstance(s.name, str)}
+    assert steps["adjusted_dimension"].value == 0
+    assert steps["adjusted_dimension"].substituted.args == {"dimension": 0, "rank": 2}
+    assert steps["result_slice"].value.args == {"row": 1}
+    assert steps["result_slice"].substituted.args == {"slice": ":, 1"}
+    assert steps["permutation"].value == (0, 1)
+    assert steps["permutation"].formula.key == "sort.permutation.formula_stable"
+    (source,) = [s for s in e.steps if not isinstance(s.name, str)]
+    assert source.name.key == "sort.source_position.name"
+    assert source.value == 0 and source.substituted.args == {"position": 0}
+    assert source.dim_roles == {0: DimRole("sorted")}
+    result = steps["result[result_index]"]
+    assert result.value == 2 and result.formula.args == {"result": 1}
+    assert result.substituted.args == {"name": "%x1", "index": "0, 1"}
+    (note,) = e.notes
+    assert note.key == "sort.note.comparator"
+    kind = note.args["comparator"]
+    assert kind.key == "sort.comparator.argsort"
+    cmp = kind.args["comparator"]
+    assert cmp.args["direction"] == "GT" and cmp.args["compare_type"] == "SIGNED"
+    assert (cmp.args["lhs"].key, cmp.args["lhs"].args) == ("sort.comparator.side", {"key": 0, "side": "lhs"})
+    assert "GT(inputs[0] lhs, inputs[0] rhs)" in format_explanation(e)
+
+
+def test_sorted_dim_role_is_a_dim_role():
+    """Regression: the sorted dimension's role was the string "sorted"."""
+    x = np.array([[3, 1, 2], [0, 5, 4]], np.int32)
+    out, _, explain, _ = run_sort(program(["i32"], "2x3", cmp_body(["i32"]), dim=-1), [x])
+    e = explain(0, (1, 2))
+    (source,) = [s for s in e.steps if not isinstance(s.name, str)]
+    assert source.dim_roles == {1: DimRole("sorted")}
+    assert source.value == 1 and e.value == out[0][1, 2] == 5
+    assert {s.name: s for s in e.steps if isinstance(s.name, str)}["adjusted_dimension"].substituted.args == \
+        {"dimension": -1, "rank": 2}
 
 
 def test_xla_key_value_example():
@@ -143,7 +176,8 @@ def test_float_lt_zeros_tie_and_nan_follows_the_comparator():
     x = np.array([3.0, np.nan, 2.0, 1.0], np.float32)
     out, _, explain, _ = run_sort(program(["f32"], "4", cmp_body(["f32"])), [x])
     assert sorted(bits(out[0])) == sorted(bits(x))
-    assert "merge sort" in explain(0, (0,)).notes[0]
+    (note,) = explain(0, (0,)).notes
+    assert note.args["comparator"].key == "sort.comparator.nan_merge"
     # what our stable merge sort decides under this comparator (XLA: implementation-defined)
     assert np.array_equal(out[0], np.array([np.nan, 3.0, 1.0, 2.0], np.float32), equal_nan=True)
 
@@ -167,6 +201,8 @@ def test_jax_canonicalizing_comparator_is_recognized():
     out, _, _, call = run_sort(program(["f32"], "6", body), [x])
     rec = recognize_comparator(call)
     assert rec is not None and rec.canon_zero and rec.canon_nan is not None
+    assert rec.message.args["lhs"].key == "sort.comparator.side_canonical"
+    assert rec.message.args["compare_type"] == "TOTALORDER"
     # -0.0 and +0.0 tie (stable), both NaNs tie after everything
     assert bits(out[0][:4]) == bits(np.array([-1.0, 0.0, -0.0, 1.0], np.float32))
     assert bits(out[0][4:]) == bits(np.array([np.nan, -np.nan], np.float32))
@@ -217,6 +253,15 @@ def test_general_comparator_through_the_interpreter():
     out = Interpreter(parse_module(text)).run(None, [x, y])
     assert out[0].tolist() == [[-1, 1, 2, 3, -3], [0, 4, -4, -5, 5]]
     assert out[1].tolist() == [[1, 4, 2, 0, 3], [5, 7, 8, 6, 9]]
+    session = Session(text)
+    session.bind([x, y])
+    session.run()
+    (ev,) = [e for e in session.history if e.op.name == "stablehlo.sort"]
+    e = ev.explain(1, (1, 2))
+    steps = {s.name: s for s in e.steps if isinstance(s.name, str)}
+    assert steps["permutation"].value == (0, 2, 3, 1, 4) and e.value == 8
+    assert steps["result[result_index]"].substituted.args == {"name": "%x1", "index": "1, 3"}
+    assert [n.args["comparator"].key for n in e.notes] == ["sort.comparator.general"]
 
 
 # --- constraints -----------------------------------------------------------------------
