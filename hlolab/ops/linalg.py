@@ -55,16 +55,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from hlolab.errors import ExecutionError, NotImplementedOpError
+from hlolab.messages import Msg
 from hlolab.ops.common import dims_fit, reject_quantized
 from hlolab.ops.conversion import baseline_key, count_check, tensor_operand
 from hlolab.ops.record import Attrs, InferError, Partial, attr, boolean, enum, ints, record
 from hlolab.ops.registry import OpCall, op
-from hlolab.trace.explain import Explanation, Step
+from hlolab.trace.explain import Explanation, Step, format_value
 from hlolab.trace.fanin import Fan, FanInProvenance, expand
 from hlolab.trace.provenance import check_index, value_shape
 from hlolab.types import ElementType, QuantizedElementType, TensorType, element_type, is_element_type_name
@@ -178,9 +180,10 @@ class TriangularSolveAttrs(Attrs):
     def solve_order(self, m: int) -> np.ndarray:
         return np.arange(m) if self.forward else np.arange(m - 1, -1, -1)
 
-    def m_formula(self) -> str:
-        op_a = {"NO_TRANSPOSE": "a", "TRANSPOSE": "transpose(a)",
-                "ADJOINT": "conj(transpose(a))"}[self.transpose_a]
+    def m_formula(self, a: str = "a") -> str:
+        """M as an expression of ``a`` (the spec's name, or an operand such as ``%a[1, :, :]``)."""
+        op_a = {"NO_TRANSPOSE": a, "TRANSPOSE": f"transpose({a})",
+                "ADJOINT": f"conj(transpose({a}))"}[self.transpose_a]
         return op_a if self.left_side else f"transpose({op_a})"
 
 
@@ -281,6 +284,18 @@ def _triangular_solve_provenance(ctx: OpCall, inputs: list[Any], outputs: list[A
                                     "m-1..i), then the triangle of op(a) row by row in that order")
 
 
+def _a_element(name: str, index: Sequence[int], conjugate: bool) -> Msg:
+    """``%a[1, 0]``, or ``conj(%a[1, 0])`` for an ADJOINT op(a)."""
+    return Msg("linalg.conj_element" if conjugate else "explain.element", name=name, index=_idx(index))
+
+
+def _rounding(wt: np.dtype, out: np.dtype, name: str, symbol: str, x: Any, value: Any) -> tuple[Step, Msg]:
+    """The final rounding of a type computed in f32 (bf16, f16, f8): its step and its note."""
+    step = Step(name, Msg("linalg.rounded", x=symbol, dtype=str(out)), value,
+                substituted=Msg("linalg.rounded", x=x, dtype=str(out)))
+    return step, Msg("linalg.note.work_type", dtype=str(out), work=str(wt))
+
+
 def _explain_triangular_solve(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                               index: tuple) -> Explanation:
     a, b = inputs
@@ -305,7 +320,6 @@ def _explain_triangular_solve(ctx: OpCall, inputs: list[Any], outputs: list[Any]
     m = mat.shape[-1]
     order = [int(k) for k in form.solve_order(m)]
     before = order[:order.index(i)]
-    conj = "conj " if form.conjugate else ""
 
     def a_at(r: int, c: int) -> tuple[int, ...]:
         return (*batch, c, r) if form.transposed else (*batch, r, c)
@@ -313,17 +327,21 @@ def _explain_triangular_solve(ctx: OpCall, inputs: list[Any], outputs: list[Any]
     def b_at(r: int) -> tuple[int, ...]:
         return (*batch, r, j) if form.left_side else (*batch, j, r)
 
-    system = "op(a) * x = b" if form.left_side else "x * op(a) = b"
-    kind = "forward" if form.forward else "back"
+    side = "left" if form.left_side else "right"
+    a_slice = f"{aname}[{_idx(batch)}, :, :]" if batch else aname
     steps = [
-        Step("M", f"{form.m_formula()}: {system} with transpose_a = {form.transpose_a} is M X = B, "
-             + ("X = x, B = b" if form.left_side else "X = transpose(x), B = transpose(b)"),
-             f"{'lower' if form.forward else 'upper'} triangular: {kind} substitution, rows in "
-             f"order {order}"),
-        Step("(i, j)", "(row, column) of X" + ("" if form.left_side else " = result index reversed"),
-             (i, j)),
-        Step("b_i", f"B[{i}, {j}] = {bname}[{_idx(b_at(i))}]", rhs[i, j]),
+        Step("M", Msg(f"linalg.triangular_solve.M.formula_{side}", m=form.m_formula(),
+                      transpose_a=form.transpose_a),
+             Msg("linalg.triangular_solve.M." + ("forward" if form.forward else "back"), order=order),
+             substituted=Msg("linalg.triangular_solve.M.substituted", m=form.m_formula(a_slice))),
+        Step("(i, j)", Msg(f"linalg.triangular_solve.ij.formula_{side}"), (i, j),
+             substituted=Msg("linalg.result_index_tail" if form.left_side
+                             else "linalg.result_index_tail_reversed", index=idx)),
+        Step("b_i", Msg(f"linalg.triangular_solve.b_i.formula_{side}"), rhs[i, j],
+             substituted=Msg("linalg.triangular_solve.b_i.substituted", i=i, j=j, name=bname,
+                             index=_idx(b_at(i)))),
     ]
+    # the terms are subtracted one at a time in solve order, as substitute() does
     residual = np.array([rhs[i, j]], dtype=wt)
     children = []
     with np.errstate(all="ignore"):
@@ -331,29 +349,35 @@ def _explain_triangular_solve(ctx: OpCall, inputs: list[Any], outputs: list[Any]
             term = np.array([mat[i, k]], dtype=wt) * np.array([x_mat[k, j]], dtype=wt)
             residual = residual - term
             if len(children) < EXPLAIN_MAX_TERMS:
-                children.append(Step(f"k = {k}", f"M[{i}, {k}] * x_{k} = {conj}{aname}[{_idx(a_at(i, k))}]"
-                                     f" * X[{k}, {j}] = {mat[i, k]} * {x_mat[k, j]}", term[0]))
-    steps.append(Step("sum_k M_ik x_k", f"over the {len(before)} row(s) solved before row {i} "
-                      f"(k {'<' if form.forward else '>'} {i}), subtracted from b_i one at a time "
-                      "in solve order", rhs[i, j] - residual[0], children=children))
-    steps.append(Step("r_i", "b_i - sum_k M_ik x_k", residual[0]))
+                children.append(Step(f"k = {k}", Msg("linalg.triangular_solve.term.formula", i=i, j=j, k=k,
+                                                     a=_a_element(aname, a_at(i, k), form.conjugate)),
+                                     term[0], substituted=Msg("linalg.product", lhs=mat[i, k],
+                                                              rhs=x_mat[k, j])))
+        total = rhs[i, j] - residual[0]
+    steps.append(Step("sum_k M_ik x_k", Msg("linalg.triangular_solve.sum.formula",
+                                            cmp="<" if form.forward else ">"),
+                      total, children=children,
+                      substituted=Msg("linalg.triangular_solve.sum.substituted", count=len(before),
+                                      rows=set(before), i=i)))
+    steps.append(Step("r_i", Msg("linalg.triangular_solve.r_i.formula"), residual[0],
+                      substituted=Msg("linalg.difference", lhs=rhs[i, j], rhs=total)))
     if form.unit_diagonal:
-        steps.append(Step("M_ii", "1 (unit_diagonal: the diagonal of a is not read)", wt.type(1)))
-        formula = "r_i (unit diagonal)"
+        steps.append(Step("M_ii", Msg("linalg.triangular_solve.M_ii.unit"), wt.type(1)))
+        steps.append(Step("x_i", Msg("linalg.triangular_solve.x_i.formula_unit"), x_mat[i, j]))
     else:
-        steps.append(Step("M_ii", f"{conj}{aname}[{_idx(a_at(i, i))}]", mat[i, i]))
-        formula = "(b_i - sum_k M_ik x_k) / M_ii"
-    steps.append(Step("x_i", formula, x_mat[i, j]))
+        steps.append(Step("M_ii", Msg("linalg.triangular_solve.M_ii.formula"), mat[i, i],
+                          substituted=_a_element(aname, a_at(i, i), form.conjugate)))
+        steps.append(Step("x_i", Msg("linalg.triangular_solve.x_i.formula"), x_mat[i, j],
+                          substituted=Msg("linalg.quotient", lhs=residual[0], rhs=mat[i, i])))
     value = out[idx]
     notes = []
     if wt != out.dtype:
-        steps.append(Step(f"result[{_idx(idx)}]", f"x_i rounded once to {out.dtype}", value))
-        notes.append(f"{out.dtype} is computed in float32 and rounded once (XLA:CPU rounds every "
-                     "intermediate step to the element type)")
-    notes.append("XLA:CPU solves by inverting diagonal blocks of op(a) and multiplying: its result "
-                 "can differ from this substitution order in the last bits")
+        step, note = _rounding(wt, out.dtype, f"result[{_idx(idx)}]", "x_i", x_mat[i, j], value)
+        steps.append(step)
+        notes.append(note)
+    notes.append(Msg("linalg.triangular_solve.note.xla_order"))
     if len(before) > EXPLAIN_MAX_TERMS:
-        notes.append(f"{len(before) - EXPLAIN_MAX_TERMS} more term(s) not listed")
+        notes.append(Msg("linalg.note.more_terms", count=len(before) - EXPLAIN_MAX_TERMS))
     return Explanation(ctx.op.name, idx, steps, value, notes)
 
 
@@ -530,43 +554,59 @@ def _explain_fft(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int
         weight = np.broadcast_to(c, block.shape)
     terms = weight * block * w
     total = terms.sum()
-    head = f"{xname}[{_idx(batch)}{', ' if batch else ''}k]"
-    wtxt = "c_k * " if kind == "IRFFT" else ""
+    weighted = "_weighted" if kind == "IRFFT" else ""
+    at = f"{_idx(batch)}, k" if batch else "k"
+    # the phase of term k in turns, exact: sum_d j_d k_d / fft_length[d]
+    phase_sym = " + ".join(f"{int(j[d])} k{d} / {lengths[d]}" for d in range(n))
     children = []
     flat_k = np.stack([kk.reshape(-1) for kk in k], axis=-1)
     for f in range(min(terms.size, EXPLAIN_MAX_TERMS)):
         kk = tuple(int(v) for v in flat_k[f])
         full = (*batch, *kk)
-        x = operand[full]
-        cw = f"{weight[kk]:g} * " if kind == "IRFFT" else ""
-        children.append(Step(f"k = {kk}", f"{cw}{xname}[{_idx(full)}] * exp({sign}2πi * "
-                             f"{float(phase[kk]):g}) = {cw}{x} * {w[kk]:.6g}", terms[kk]))
-    jk = " + ".join(f"j{d} k{d} / {lengths[d]}" for d in range(n))
+        turns = sum((Fraction(int(j[d]) * kk[d], lengths[d]) for d in range(n)), Fraction(0))
+        children.append(Step(f"k = {format_value(kk)}",
+                             Msg(f"linalg.fft.term.formula{weighted}", sign=sign, phase=turns,
+                                 x=Msg("explain.element", name=xname, index=_idx(full))),
+                             terms[kk],
+                             substituted=Msg(f"linalg.fft.term.substituted{weighted}", c=int(weight[kk]),
+                                             x=operand[full], w=f"({w[kk]:.6g})")))
     steps = [
-        Step("fft_type", f"{kind} over the trailing {n} dim(s), fft_length = {lengths}", kind),
-        Step("j", "the result index in the transformed dims", tuple(int(v) for v in j)),
-        Step("sum", f"sum_k {wtxt}{head} * exp({sign}2πi * ({jk}))", total, children=children),
+        Step("fft_type", Msg(f"linalg.fft.fft_type.{kind}", n=n, fft_length=lengths), kind),
+        Step("j", Msg("linalg.fft.j.formula", n=n), tuple(int(v) for v in j),
+             substituted=Msg("linalg.fft.j.substituted", index=idx, n=n)),
+        Step("sum", Msg(f"linalg.fft.sum.formula{weighted}", sign=sign), total, children=children,
+             substituted=Msg(f"linalg.fft.sum.substituted{weighted}", sign=sign, phase=phase_sym,
+                             x=Msg("explain.element", name=xname, index=at))),
     ]
     notes = []
     if inverse:
         scale = 1.0 / float(np.prod(lengths))
-        steps.append(Step("scale", f"1 / ({' * '.join(str(v) for v in lengths)})", scale))
-        exact = (total.real if kind == "IRFFT" else total) * scale
-        steps.append(Step("result (exact sum)", ("re(sum)" if kind == "IRFFT" else "sum") + " * scale",
-                          exact))
+        steps.append(Step("scale", Msg("linalg.fft.scale.formula"), scale,
+                          substituted=Msg("linalg.fft.scale.substituted",
+                                          lengths=" * ".join(str(v) for v in lengths))))
+        if kind == "IRFFT":
+            exact = total.real * scale
+            formula = Msg("linalg.fft.exact.formula_real")
+            sub = Msg("linalg.fft.exact.substituted_real", sum=total, scale=scale)
+        else:
+            exact = total * scale
+            formula = Msg("linalg.fft.exact.formula")
+            sub = Msg("linalg.product", lhs=total, rhs=scale)
+        steps.append(Step(Msg("linalg.fft.exact.name"), formula, exact, substituted=sub))
     else:
         exact = total
-    steps.append(Step(f"result[{_idx(idx)}]", f"numpy's FFT in complex128, rounded once to "
-                      f"{out.dtype}", out[idx]))
+    work = "float64" if kind == "IRFFT" else "complex128"
+    rounded = "" if out.dtype == np.dtype(work) else "_rounded"
+    steps.append(Step(f"result[{_idx(idx)}]",
+                      Msg(f"linalg.fft.result.formula{rounded}", work=work, dtype=str(out.dtype)), out[idx]))
     if kind == "IRFFT":
-        notes.append("c_k = 1 for k = 0 (and k = n/2 for even n) on the last axis, 2 otherwise: the "
-                     "terms beyond the Nyquist frequency are the conjugates of the ones shown; the "
-                     "imaginary parts of the c_k = 1 terms do not count (numpy and XLA:CPU drop them)")
+        last = lengths[-1]
+        notes.append(Msg("linalg.fft.note.irfft_even", n=last, half=last // 2) if last % 2 == 0
+                     else Msg("linalg.fft.note.irfft_odd", n=last))
     diff = abs(complex(exact) - complex(out[idx]))
-    notes.append("the value comes from an FFT (pocketfft, O(n log n) butterflies), not this direct "
-                 f"sum; they agree to rounding (difference here: {diff:.3g})")
+    notes.append(Msg("linalg.fft.note.pocketfft", difference=float(f"{diff:.3g}")))
     if terms.size > EXPLAIN_MAX_TERMS:
-        notes.append(f"{terms.size - EXPLAIN_MAX_TERMS} more term(s) not listed")
+        notes.append(Msg("linalg.note.more_terms", count=terms.size - EXPLAIN_MAX_TERMS))
     return Explanation(ctx.op.name, idx, steps, out[idx], notes)
 
 
@@ -688,62 +728,70 @@ def _explain_cholesky(ctx: OpCall, inputs: list[Any], outputs: list[Any], result
     wt = work_dtype(out.dtype)
     low, ff = factorize(a[batch].astype(wt)[None], lower)
     low, j0 = low[0], int(ff[0])
-    frame = "L = result" if lower else "L = transpose(result), factor of transpose(a)"
     value = out[idx]
+    cplx = "_complex" if np.iscomplexobj(low) else ""
 
     def a_at(r: int, c: int) -> tuple[int, ...]:
         return (*batch, r, c) if lower else (*batch, c, r)
 
-    steps = [Step("(i, j)", f"the element of L ({frame}; a {'lower' if lower else 'upper'} "
-                  "triangle is read)", (i, j))]
+    frame = "lower" if lower else "upper"
+    tail = "linalg.result_index_tail" if lower else "linalg.result_index_tail_reversed"
+    steps = [Step("(i, j)", Msg(f"linalg.cholesky.ij.formula_{frame}"), (i, j),
+                  substituted=Msg(tail, index=idx))]
     notes = []
     a_w = a[batch].astype(wt)
     a_local = a_w if lower else a_w.T
     if j0 >= 0:
         with np.errstate(all="ignore"):
-            t = a_local[j0, j0] - (low[j0, :j0] * np.conj(low[j0, :j0])).sum()
+            total = (low[j0, :j0] * np.conj(low[j0, :j0])).sum() if j0 else wt.type(0)
+            t = a_local[j0, j0] - total
             s = np.sqrt(np.real(t))
-        steps.append(Step(f"t_{j0}{j0}", f"a_jj - sum_k L_jk conj(L_jk) for the first failing column "
-                          f"j = {j0}", t))
-        steps.append(Step(f"s_{j0}", "sqrt(t_jj)", s))
-        steps.append(Step(f"result[{_idx(idx)}]", "NaN: a pivot is NaN (a is not positive definite), "
-                          "so the whole matrix is NaN, as XLA:CPU does", value))
-        notes.append("the spec leaves non-positive-definite input undefined; the NaN fill is "
-                     "XLA:CPU's behaviour")
+        steps.append(Step(f"t_{j0}{j0}", Msg("linalg.cholesky.t_jj.formula_failing", j=j0), t,
+                          substituted=Msg("linalg.difference", lhs=a_local[j0, j0], rhs=total)))
+        steps.append(Step(f"s_{j0}", Msg(f"linalg.cholesky.s_j.formula_failing{cplx}"), s,
+                          substituted=Msg("linalg.cholesky.s_j.substituted", t=np.real(t))))
+        steps.append(Step(f"result[{_idx(idx)}]", Msg("linalg.cholesky.result.failed", j=j0), value))
+        notes.append(Msg("linalg.cholesky.note.undefined"))
         return Explanation(ctx.op.name, idx, steps, value, notes)
     if i < j:
-        steps.append(Step(f"result[{_idx(idx)}]", "outside the computed triangle: "
-                          "implementation-defined; 0 as XLA:CPU writes", value))
-        notes.append("the values of the other triangle are implementation-defined")
+        steps.append(Step(f"result[{_idx(idx)}]", Msg("linalg.cholesky.result.other_triangle"), value))
+        notes.append(Msg("linalg.cholesky.note.other_triangle"))
         return Explanation(ctx.op.name, idx, steps, value, notes)
     with np.errstate(all="ignore"):
         prods = low[i, :j] * np.conj(low[j, :j])
         total = prods.sum() if j else wt.type(0)
         t_ij = a_local[i, j] - total
         diag_prods = low[j, :j] * np.conj(low[j, :j])
-        t_jj = a_local[j, j] - (diag_prods.sum() if j else wt.type(0))
+        diag_total = diag_prods.sum() if j else wt.type(0)
+        t_jj = a_local[j, j] - diag_total
         s_j = np.sqrt(np.real(t_jj))
-    children = [Step(f"k = {k}", f"L_{i}{k} * conj(L_{j}{k}) = {low[i, k]} * {np.conj(low[j, k])}",
-                     prods[k]) for k in range(min(j, EXPLAIN_MAX_TERMS))]
-    steps.append(Step("a_ij", f"{aname}[{_idx(a_at(i, j))}]", a_local[i, j]))
-    steps.append(Step("sum_k L_ik conj(L_jk)", f"over k < {j} (numpy pairwise summation)", total,
-                      children=children))
-    steps.append(Step("t_ij", "a_ij - sum_k L_ik conj(L_jk)", t_ij))
+    children = [Step(f"k = {k}", Msg("linalg.cholesky.term.formula", i=i, j=j, k=k), prods[k],
+                     substituted=Msg("linalg.product", lhs=low[i, k], rhs=np.conj(low[j, k])))
+                for k in range(min(j, EXPLAIN_MAX_TERMS))]
+    steps.append(Step("a_ij", Msg(f"linalg.cholesky.a_ij.formula_{frame}"), a_local[i, j],
+                      substituted=Msg("explain.element", name=aname, index=_idx(a_at(i, j)))))
+    steps.append(Step("sum_k L_ik conj(L_jk)", Msg("linalg.cholesky.sum.formula"), total, children=children,
+                      substituted=Msg("linalg.cholesky.sum.substituted", j=j)))
+    steps.append(Step("t_ij", Msg("linalg.cholesky.t_ij.formula"), t_ij,
+                      substituted=Msg("linalg.difference", lhs=a_local[i, j], rhs=total)))
     if i == j:
-        steps.append(Step("L_jj", "sqrt(a_jj - sum_k L_jk conj(L_jk)) = t_jj / sqrt(t_jj)", low[j, j]))
-        notes.append("L_jj is computed as t_jj / sqrt(t_jj), as XLA:CPU does (it can differ from "
-                     "sqrt(t_jj) in the last bit)")
+        steps.append(Step("L_jj", Msg(f"linalg.cholesky.L_jj.formula{cplx}"), low[j, j],
+                          substituted=Msg("linalg.cholesky.L_jj.substituted", t=t_jj, t_re=np.real(t_jj))))
+        notes.append(Msg(f"linalg.cholesky.note.pivot{cplx}"))
     else:
-        steps.append(Step("t_jj", "a_jj - sum_k L_jk conj(L_jk)", t_jj))
-        steps.append(Step("s_j", "sqrt(t_jj) (= L_jj up to rounding)", s_j))
-        steps.append(Step("L_ij", "(a_ij - sum_k L_ik conj(L_jk)) / L_jj, computed as t_ij / s_j",
-                          low[i, j]))
+        steps.append(Step("t_jj", Msg("linalg.cholesky.t_jj.formula"), t_jj,
+                          substituted=Msg("linalg.difference", lhs=a_local[j, j], rhs=diag_total)))
+        steps.append(Step("s_j", Msg(f"linalg.cholesky.s_j.formula{cplx}"), s_j,
+                          substituted=Msg("linalg.cholesky.s_j.substituted", t=np.real(t_jj))))
+        steps.append(Step("L_ij", Msg("linalg.cholesky.L_ij.formula"), low[i, j],
+                          substituted=Msg("linalg.quotient", lhs=t_ij, rhs=s_j)))
     if wt != out.dtype:
-        steps.append(Step(f"result[{_idx(idx)}]", f"rounded once to {out.dtype}", value))
-        notes.append(f"{out.dtype} is computed in float32 and rounded once (XLA:CPU rounds every "
-                     "intermediate step to the element type)")
+        step, note = _rounding(wt, out.dtype, f"result[{_idx(idx)}]", "L_jj" if i == j else "L_ij",
+                               low[i, j], value)
+        steps.append(step)
+        notes.append(note)
     if j > EXPLAIN_MAX_TERMS:
-        notes.append(f"{j - EXPLAIN_MAX_TERMS} more term(s) not listed")
+        notes.append(Msg("linalg.note.more_terms", count=j - EXPLAIN_MAX_TERMS))
     return Explanation(ctx.op.name, idx, steps, value, notes)
 
 

@@ -5,6 +5,7 @@ changes the value bit-for-bit), set forms against element queries, and explain."
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import ml_dtypes
 import numpy as np
@@ -12,14 +13,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hlolab import messages
 from hlolab.errors import NotImplementedOpError, VerificationError
 from hlolab.interp.engine import Interpreter
 from hlolab.ir.parser import parse_module, split_source
+from hlolab.messages import Msg
 from hlolab.ops.linalg import TriangularSolveAttrs, factorize, substitute
 from hlolab.ops.registry import lookup
 from hlolab.runner import run_module
 from hlolab.trace.explain import format_explanation
 from tests.conftest import shared_dir
+from tests.test_messages import PSEUDO, check_no_english, check_structured, pseudo_catalogue
 
 # --- building and running programs -------------------------------------------------------
 
@@ -68,7 +72,23 @@ def explain(ev, index: tuple):
 
 
 def step(e, name: str):
-    return next(s for s in e.steps if s.name == name)
+    """The step named ``name``: a spec symbol, or the key of a message name."""
+    return next(s for s in e.steps if s.name == name or isinstance(s.name, Msg) and s.name.key == name)
+
+
+def structured(e) -> None:
+    """The explanation is structured (Msg formulas and notes, keys with all their fields) and
+    holds no English outside the catalogue."""
+    mine = PSEUDO not in messages._catalogues  # tests/test_messages.py may have it installed
+    if mine:
+        messages.register(PSEUDO, pseudo_catalogue())
+    try:
+        where = f"{e.op} {list(e.index)}"
+        check_structured(where, e)
+        check_no_english(where, e)
+    finally:
+        if mine:
+            messages._catalogues.pop(PSEUDO, None)
 
 
 def conformance(name: str) -> list[str]:
@@ -178,21 +198,45 @@ def tri_run(a, b, f: TriangularSolveAttrs, e: str):
                [a, b])
 
 
-def test_spec_example():
+def test_triangular_solve_spec_example():
     a = np.array([[1, 0, 0], [2, 4, 0], [3, 5, 6]], np.float32)
     b = np.array([[2, 0, 0], [4, 8, 0], [6, 10, 12]], np.float32)
     ev = run(tri_program((3, 3), (3, 3)), [a, b])
     assert ev.outputs[0].tolist() == [[2, 0, 0], [0, 2, 0], [0, 0, 2]]
     e = explain(ev, (2, 1))
-    text = format_explanation(e)
+    structured(e)
     # x_2 = (b_2 - a_20 x_0 - a_21 x_1) / a_22 = (10 - 3*0 - 5*2) / 6 = 0
-    assert step(e, "b_i").value == 10
-    assert [c.value for c in step(e, "sum_k M_ik x_k").children] == [0, 10]
-    assert step(e, "r_i").value == 0 and step(e, "M_ii").value == 6 and e.value == 0
-    assert "%a[2, 1] * X[1, 1] = 5.0 * 2.0" in text
+    m = step(e, "M")
+    assert m.formula.key == "linalg.triangular_solve.M.formula_left" and m.formula.args["m"] == "a"
+    assert m.substituted.args == {"m": "%a"}
+    assert m.value.key == "linalg.triangular_solve.M.forward" and m.value.args == {"order": [0, 1, 2]}
+    ij = step(e, "(i, j)")
+    assert ij.value == (2, 1) and ij.substituted.key == "linalg.result_index_tail"
+    b_i = step(e, "b_i")
+    assert b_i.value == 10 and b_i.substituted.args == {"i": 2, "j": 1, "name": "%b", "index": "2, 1"}
+    total = step(e, "sum_k M_ik x_k")
+    assert [c.value for c in total.children] == [0, 10]
+    assert [c.name for c in total.children] == ["k = 0", "k = 1"]
+    assert total.value == 10 and total.formula.args == {"cmp": "<"}
+    assert total.substituted.args == {"count": 2, "rows": {0, 1}, "i": 2}
+    term = total.children[1]
+    assert term.formula.key == "linalg.triangular_solve.term.formula"
+    assert (term.formula.args["i"], term.formula.args["k"], term.formula.args["j"]) == (2, 1, 1)
+    assert term.formula.args["a"].key == "explain.element"
+    assert term.formula.args["a"].args == {"name": "%a", "index": "2, 1"}
+    assert (term.substituted.args["lhs"], term.substituted.args["rhs"]) == (5, 2)
+    assert "%a[2, 1] * X[1, 1] = 5.0 * 2.0" in format_explanation(e)
+    r_i = step(e, "r_i")
+    assert r_i.value == 0 and (r_i.substituted.args["lhs"], r_i.substituted.args["rhs"]) == (10, 10)
+    m_ii = step(e, "M_ii")
+    assert m_ii.value == 6 and m_ii.substituted.args == {"name": "%a", "index": "2, 2"}
+    x_i = step(e, "x_i")
+    assert x_i.value == 0 and x_i.formula.key == "linalg.triangular_solve.x_i.formula"
+    assert (x_i.substituted.args["lhs"], x_i.substituted.args["rhs"]) == (0, 6) and e.value == 0
+    assert [n.key for n in e.notes] == ["linalg.triangular_solve.note.xla_order"]
 
 
-def test_conformance_file_passes():
+def test_triangular_solve_conformance_file_passes():
     assert conformance("triangular_solve") == ["PASS"] * 27
 
 
@@ -216,14 +260,25 @@ def test_every_attribute_combination_matches_reference(f):
         assert tri_run(junk, b, f, e).outputs[0].tobytes() == got.tobytes()
 
 
-def test_bf16_is_computed_in_f32_and_rounded_once():
+def test_triangular_solve_bf16_is_computed_in_f32_and_rounded_once():
     rng = np.random.default_rng(3)
     a = well_conditioned(rng, (5, 5), np.float32).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((5, 2)).astype(ml_dtypes.bfloat16)
     f = TriangularSolveAttrs(left_side=True, lower=True, unit_diagonal=False, transpose_a="NO_TRANSPOSE")
-    got = tri_run(a, b, f, "bf16").outputs[0]
-    want = substitute(a.astype(np.float32), b.astype(np.float32), f).astype(ml_dtypes.bfloat16)
+    ev = tri_run(a, b, f, "bf16")
+    got = ev.outputs[0]
+    x = substitute(a.astype(np.float32), b.astype(np.float32), f)
+    want = x.astype(ml_dtypes.bfloat16)
     assert got.dtype == ml_dtypes.bfloat16 and got.tobytes() == want.tobytes()
+    e = explain(ev, (3, 1))
+    structured(e)
+    assert step(e, "x_i").value == x[3, 1] and step(e, "x_i").value.dtype == np.float32
+    last = e.steps[-1]
+    assert last.name == "result[3, 1]" and last.value == got[3, 1]
+    assert last.formula.key == "linalg.rounded" and last.formula.args == {"x": "x_i", "dtype": "bfloat16"}
+    assert last.substituted.args == {"x": x[3, 1], "dtype": "bfloat16"}
+    assert e.notes[0].key == "linalg.note.work_type"
+    assert e.notes[0].args == {"dtype": "bfloat16", "work": "float32"}
 
 
 def test_zero_pivot_gives_ieee_inf_nan():
@@ -290,6 +345,37 @@ def test_triangular_solve_explain_replays_the_arithmetic():
             n_terms = len(step(e, "sum_k M_ik x_k").children)
             i = idx[1] if f.left_side else idx[2]
             assert n_terms == (i if f.forward else 4 - i)
+            assert step(e, "(i, j)").value == ((idx[1], idx[2]) if f.left_side else (idx[2], idx[1]))
+            assert step(e, "M").value.key == ("linalg.triangular_solve.M.forward" if f.forward
+                                              else "linalg.triangular_solve.M.back")
+            # ADJOINT reads conj(a): the substituted pivot says so
+            if not f.unit_diagonal:
+                assert step(e, "M_ii").substituted.key == ("linalg.conj_element" if f.conjugate
+                                                           else "explain.element")
+            structured(e)
+
+
+def test_triangular_solve_explain_names_the_batch_slice_and_the_unit_diagonal():
+    a = np.array([[[2, 0], [1, 2]], [[4, 0], [3, 1]]], np.float32)
+    b = np.array([[[2, 1]], [[8, 5]]], np.float32)  # right side: x op(a) = b, x is 1x2
+    f = TriangularSolveAttrs(left_side=False, lower=True, unit_diagonal=True, transpose_a="TRANSPOSE")
+    ev = tri_run(a, b, f, "f32")
+    e = explain(ev, (1, 0, 0))
+    structured(e)
+    m = step(e, "M")
+    assert m.formula.key == "linalg.triangular_solve.M.formula_right"
+    assert m.formula.args == {"m": "transpose(transpose(a))", "transpose_a": "TRANSPOSE"}
+    assert m.substituted.args == {"m": "transpose(transpose(%a[1, :, :]))"}
+    assert step(e, "(i, j)").substituted.key == "linalg.result_index_tail_reversed"
+    # M = a (lower): forward substitution over x's columns; x_0 = b_0 / 1, x_1 = b_1 - a_10 x_0
+    assert step(e, "M_ii").formula.key == "linalg.triangular_solve.M_ii.unit" and step(e, "M_ii").value == 1
+    x_i = step(e, "x_i")
+    # the unit diagonal does not divide, and the formula says it once (no repeated remark)
+    assert x_i.formula.key == "linalg.triangular_solve.x_i.formula_unit" and x_i.substituted is None
+    assert x_i.value == 8 == e.value
+    e = explain(ev, (1, 0, 1))
+    assert step(e, "b_i").substituted.args == {"i": 1, "j": 0, "name": "%b", "index": "1, 0, 1"}
+    assert [c.value for c in step(e, "sum_k M_ik x_k").children] == [24] and e.value == 5 - 24
 
 
 def test_triangular_solve_constraints():
@@ -455,11 +541,71 @@ def test_fft_explain_direct_sum_agrees(kind, lengths):
         s = step(ex, "sum")
         assert len(s.children) == n_terms
         assert np.isclose(sum(c.value for c in s.children), s.value)
-        exact = step(ex, "result (exact sum)").value if kind in ("IFFT", "IRFFT") else s.value
+        exact = step(ex, "linalg.fft.exact.name").value if kind in ("IFFT", "IRFFT") else s.value
         assert np.isclose(exact, ev.outputs[0][idx], atol=1e-12), (kind, idx)
         assert ex.value == ev.outputs[0][idx]
-    text = format_explanation(explain(ev, (1, 1, 1)))
-    assert ("exp(+2πi" if kind in ("IFFT", "IRFFT") else "exp(-2πi") in text
+        structured(ex)
+    ex = explain(ev, (1, 1, 1))
+    sign = "+" if kind in ("IFFT", "IRFFT") else "-"
+    s = step(ex, "sum")
+    assert s.formula.args["sign"] == sign and s.substituted.args["sign"] == sign
+    assert s.substituted.args["phase"] == f"1 k0 / {lengths[0]} + 1 k1 / {lengths[1]}"
+    assert s.substituted.args["x"].args == {"name": "%x", "index": "1, k"}
+    assert step(ex, "j").value == (1, 1) and step(ex, "fft_type").formula.key == f"linalg.fft.fft_type.{kind}"
+    assert step(ex, "fft_type").formula.args == {"n": 2, "fft_length": lengths}
+    assert f"exp({sign}2πi" in format_explanation(ex)
+
+
+def test_fft_explain_terms_phases_and_notes():
+    x = np.array([[0, 1, 2, 3], [4, 5, 6, 7]], np.complex64)
+    ev = fft_run("FFT", x, "complex<f32>", [4], (2, 4), "complex<f32>")
+    e = explain(ev, (1, 3))
+    structured(e)
+    terms = step(e, "sum").children
+    assert [c.name for c in terms] == ["k = (0,)", "k = (1,)", "k = (2,)", "k = (3,)"]
+    # the phase j k / n in turns, exact: 3 * 1 / 4, 3 * 2 / 4 = 3/2
+    assert [c.formula.args["phase"] for c in terms] == [0, Fraction(3, 4), Fraction(3, 2), Fraction(9, 4)]
+    assert terms[2].formula.args["x"].args == {"name": "%x", "index": "1, 2"}
+    assert terms[2].substituted.args["x"] == 6
+    # the twiddle factor is parenthesized: "(6+0j) * (-1-3.67394e-16j)", never "* -1-3.67e-16j"
+    assert terms[2].substituted.args["w"] == "(-1-3.67394e-16j)"
+    assert np.isclose(terms[2].value, -6)
+    res = e.steps[-1]
+    assert res.name == "result[1, 3]" and res.formula.key == "linalg.fft.result.formula_rounded"
+    assert res.formula.args == {"work": "complex128", "dtype": "complex64"}
+    assert [n.key for n in e.notes] == ["linalg.fft.note.pocketfft"]
+    assert e.notes[0].args["difference"] == float(f"{abs(step(e, 'sum').value - e.value):.3g}")
+
+
+def test_fft_explain_lists_at_most_256_terms():
+    x, e, r_shape, r_e = fft_case("FFT", (), [300])
+    ev = fft_run("FFT", x, e, [300], r_shape, r_e)
+    ex = explain(ev, (7,))
+    structured(ex)
+    assert len(step(ex, "sum").children) == 256
+    assert ex.notes[-1].key == "linalg.note.more_terms" and ex.notes[-1].args == {"count": 44}
+
+
+def test_fft_explain_says_no_rounding_when_the_result_is_the_work_type():
+    rng = np.random.default_rng(6)
+    x, e, r_shape, r_e = fft_case("IRFFT", (), [5], rng=rng)
+    ex = explain(fft_run("IRFFT", x, e, [5], r_shape, r_e), (2,))
+    structured(ex)
+    assert ex.steps[-1].formula.key == "linalg.fft.result.formula"
+    assert ex.steps[-1].formula.args["work"] == "float64"  # IRFFT is real: not complex128
+    assert [c.substituted.args["c"] for c in step(ex, "sum").children] == [1, 2, 2]
+    assert ex.notes[0].key == "linalg.fft.note.irfft_odd" and ex.notes[0].args == {"n": 5}
+    scale = step(ex, "scale")
+    assert scale.value == 0.2 and scale.substituted.args == {"lengths": "5"}
+    exact = step(ex, "linalg.fft.exact.name")
+    assert exact.formula.key == "linalg.fft.exact.formula_real"
+    assert exact.substituted.args == {"sum": step(ex, "sum").value, "scale": 0.2}
+    x, e, r_shape, r_e = fft_case("IRFFT", (), [4], np.complex64, rng=rng)
+    ex = explain(fft_run("IRFFT", x, e, [4], r_shape, r_e), (1,))
+    assert ex.steps[-1].formula.key == "linalg.fft.result.formula_rounded"
+    assert ex.steps[-1].formula.args == {"work": "float64", "dtype": "float32"}
+    assert ex.notes[0].key == "linalg.fft.note.irfft_even" and ex.notes[0].args == {"n": 4, "half": 2}
+    assert [c.substituted.args["c"] for c in step(ex, "sum").children] == [1, 2, 1]
 
 
 # --- cholesky -----------------------------------------------------------------------------
@@ -485,13 +631,48 @@ def test_cholesky_spec_example_with_a_consistent_result_type():
     with pytest.raises(VerificationError, match=r"\(C1\)"):
         run(chol_program((3, 3), "f32", True, r_type="tensor<3x3xf64>"), [a])
     e = explain(ev, (2, 1))
+    structured(e)
     # L_21 = (a_21 - L_20 L_10) / L_11 = (26 - 3 * 2) / 4 = 5
-    assert step(e, "a_ij").value == 26 and step(e, "sum_k L_ik conj(L_jk)").value == 6
-    assert step(e, "t_ij").value == 20 and step(e, "s_j").value == 4 and e.value == 5
+    ij = step(e, "(i, j)")
+    assert ij.value == (2, 1) and ij.formula.key == "linalg.cholesky.ij.formula_lower"
+    a_ij = step(e, "a_ij")
+    assert a_ij.value == 26 and a_ij.substituted.args == {"name": "%a", "index": "2, 1"}
+    total = step(e, "sum_k L_ik conj(L_jk)")
+    assert total.value == 6 and total.substituted.args == {"j": 1}
+    assert [(c.name, c.value) for c in total.children] == [("k = 0", 6)]
+    assert total.children[0].formula.args == {"i": 2, "j": 1, "k": 0}
+    assert (total.children[0].substituted.args["lhs"], total.children[0].substituted.args["rhs"]) == (3, 2)
+    t_ij = step(e, "t_ij")
+    assert t_ij.value == 20 and (t_ij.substituted.args["lhs"], t_ij.substituted.args["rhs"]) == (26, 6)
+    t_jj = step(e, "t_jj")
+    assert t_jj.value == 16 and (t_jj.substituted.args["lhs"], t_jj.substituted.args["rhs"]) == (20, 4)
+    assert step(e, "s_j").value == 4 and step(e, "s_j").substituted.args == {"t": 16}
+    l_ij = step(e, "L_ij")
+    assert l_ij.value == 5 == e.value
+    assert (l_ij.substituted.args["lhs"], l_ij.substituted.args["rhs"]) == (20, 4)
+    assert e.notes == []
     e = explain(ev, (2, 2))
     assert step(e, "t_ij").value == 36 and step(e, "L_jj").value == 6
+    assert step(e, "L_jj").substituted.args == {"t": 36, "t_re": 36}
+    assert [n.key for n in e.notes] == ["linalg.cholesky.note.pivot"]
     e = explain(ev, (0, 2))
-    assert e.value == 0 and any("implementation-defined" in n for n in e.notes)
+    structured(e)
+    assert e.value == 0 and e.steps[-1].formula.key == "linalg.cholesky.result.other_triangle"
+    assert [n.key for n in e.notes] == ["linalg.cholesky.note.other_triangle"]
+
+
+def test_cholesky_explain_upper_reads_the_upper_triangle_of_a():
+    a = np.array([[1, 2, 3], [2, 20, 26], [3, 26, 70]], np.float32)
+    ev = chol_run(a, "f32", False)  # result = U = transpose(L)
+    e = explain(ev, (1, 2))
+    structured(e)
+    ij = step(e, "(i, j)")
+    # wording: "the upper triangle of a is read", not "a upper triangle"
+    assert ij.value == (2, 1) and ij.formula.key == "linalg.cholesky.ij.formula_upper"
+    assert ij.substituted.key == "linalg.result_index_tail_reversed"
+    assert step(e, "a_ij").formula.key == "linalg.cholesky.a_ij.formula_upper"
+    assert step(e, "a_ij").substituted.args == {"name": "%a", "index": "1, 2"}
+    assert e.value == 5
 
 
 @pytest.mark.parametrize("e", ["f32", "f64", "complex<f32>", "complex<f64>"])
@@ -531,14 +712,29 @@ def test_cholesky_not_positive_definite_is_nan_per_batch_element():
     b[1, 3, :] = 7.0
     assert np.isnan(chol_run(b, "f32", True).outputs[0][1]).all()
     e = explain(run(chol_program(a.shape, "f32", True), [a]), (1, 0, 3))
+    structured(e)
     assert np.isnan(e.value) and np.isnan(step(e, "s_2").value)
+    t = step(e, "t_22")
+    assert t.formula.args == {"j": 2} and t.value < 0
+    assert t.substituted.args["lhs"] == -50 and t.value == np.float32(-50 - t.substituted.args["rhs"])
+    assert step(e, "s_2").substituted.args == {"t": t.value}
+    assert e.steps[-1].formula.key == "linalg.cholesky.result.failed" and e.steps[-1].formula.args == {"j": 2}
+    assert [n.key for n in e.notes] == ["linalg.cholesky.note.undefined"]
 
 
 def test_cholesky_bf16_is_computed_in_f32_and_rounded_once():
     a = pd(np.random.default_rng(13), (), 4, np.float32).astype(ml_dtypes.bfloat16)
-    out = chol_run(a, "bf16", True).outputs[0]
+    ev = chol_run(a, "bf16", True)
+    out = ev.outputs[0]
     low, _ = factorize(a.astype(np.float32), True)
     assert out.tobytes() == low.astype(ml_dtypes.bfloat16).tobytes()
+    e = explain(ev, (3, 1))
+    structured(e)
+    assert step(e, "L_ij").value == low[3, 1]
+    last = e.steps[-1]
+    assert last.formula.args == {"x": "L_ij", "dtype": "bfloat16"} and last.value == out[3, 1]
+    assert last.substituted.args == {"x": low[3, 1], "dtype": "bfloat16"}
+    assert e.notes == [e.notes[0]] and e.notes[0].args == {"dtype": "bfloat16", "work": "float32"}
 
 
 @given(st.integers(1, 5), st.booleans(), st.booleans(), st.integers(0, 2**31))
@@ -576,9 +772,13 @@ def test_cholesky_explain_matches_the_values_bitwise():
     for idx in [(1, 5, 2), (0, 3, 3), (1, 1, 0)]:
         e = explain(ev, idx)
         assert e.value == ev.outputs[0][idx]
+        structured(e)
         if idx[1] == idx[2]:
             t = step(e, "t_ij").value
             assert step(e, "L_jj").value == np.complex64(t / np.sqrt(np.float32(t.real)))
+            assert step(e, "L_jj").formula.key == "linalg.cholesky.L_jj.formula_complex"
+            assert step(e, "L_jj").substituted.args == {"t": t, "t_re": t.real}
+            assert [n.key for n in e.notes] == ["linalg.cholesky.note.pivot_complex"]
         else:
             assert e.value == np.complex64(step(e, "t_ij").value / step(e, "s_j").value)
         assert len(step(e, "sum_k L_ik conj(L_jk)").children) == idx[2]
