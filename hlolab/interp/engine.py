@@ -58,23 +58,24 @@ class Frame:
     iteration: int | None = None  # loop iteration of the innermost while
     parent: Frame | None = field(default=None, compare=False, repr=False)
     depth: int = field(default=0, compare=False)
+    process: int = 0  # the simulated process running it (0: single-process programs)
 
     def child(self, path_index: int, region: int | None = None,
               iteration: int | None = None) -> Frame:
         return Frame(self.func, self.path + (path_index,), region,
-                     iteration if iteration is not None else self.iteration, self, self.depth)
+                     iteration if iteration is not None else self.iteration, self, self.depth, self.process)
 
     def into(self, region: int, iteration: int | None = None) -> Frame:
         """The frame of region ``region`` of the op at this frame."""
-        return Frame(self.func, self.path, region,
-                     iteration if iteration is not None else self.iteration, self, self.depth + 1)
+        return Frame(self.func, self.path, region, iteration if iteration is not None else self.iteration,
+                     self, self.depth + 1, self.process)
 
     def call(self, func: str) -> Frame:
         """The frame of the body of ``func`` called by the op at this frame."""
-        return Frame(func, (), None, None, self, self.depth + 1)
+        return Frame(func, (), None, None, self, self.depth + 1, self.process)
 
     def describe(self) -> str:
-        s = f"@{self.func}"
+        s = f"process {self.process}: @{self.func}" if self.process else f"@{self.func}"
         if self.path:
             s += " op " + ".".join(str(p) for p in self.path)
         if self.iteration is not None:

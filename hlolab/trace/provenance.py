@@ -47,6 +47,7 @@ class Source:
     operand: int | None  # None: an implicit value (e.g. a convolution's implicit zero padding)
     index: tuple[int, ...]
     role: str
+    process: int = 0  # the process whose value it is (collectives read other processes' values)
 
 
 @dataclass(frozen=True)

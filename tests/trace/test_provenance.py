@@ -10,8 +10,16 @@ from hypothesis import strategies as st
 from hlolab.errors import ExecutionError
 from hlolab.interp.single import build_op, evaluate_op
 from hlolab.ir.attrs import DenseArrayAttr, IntegerAttr
+from hlolab.messages import Msg, text
 from hlolab.ops.registry import TOKEN, OpCall, lookup
-from hlolab.trace.explain import Explanation, Step, elementwise_explain, format_explanation, format_value
+from hlolab.trace.explain import (
+    DimRole,
+    Explanation,
+    Step,
+    elementwise_explain,
+    format_explanation,
+    format_value,
+)
 from hlolab.trace.provenance import (
     ROLES,
     IndexMapProvenance,
@@ -279,24 +287,32 @@ def test_shape_op_queries_agree(case, data):
 # --- explain -------------------------------------------------------------------------
 
 def test_format_explanation_tree_and_elision():
-    children = [Step(f"update[{i}]", "scatter_indices[i]", i) for i in range(11)]
+    # a step reads: name = formula = the formula with numbers = value; children are elided
+    children = [Step(f"update[{i}]", Msg("explain.element", name="scatter_indices", index="i"), i,
+                     substituted=Msg("explain.element", name="%idx", index=str(i))) for i in range(11)]
     e = Explanation("stablehlo.scatter", (1, 0), [
-        Step("update_scatter_dims", "", (0,), dim_roles={0: "batch", 1: "window"}),
-        Step("full_start_index", "clamp(start_index)", (2, 0), before_clamp=(5, 0), children=children),
-    ], np.float32(3.5), ["implementation-defined order"])
-    text = format_explanation(e, max_children=3)
-    assert text.splitlines() == [
-        "stablehlo.scatter result[1, 0] = 3.5",
+        Step("update_scatter_dims", None, (0,), dim_roles={0: DimRole("batch"), 1: DimRole("window")}),
+        Step("full_start_index", Msg("explain.apply", op="clamp", args="start_index"), (2, 0),
+             before_clamp=(5, 0), children=children,
+             substituted=Msg("explain.apply", op="clamp", args="5, 0")),
+    ], np.float32(3.5), [Msg("explain.more", count=2)])
+    out = format_explanation(e, max_children=3)
+    assert out.splitlines() == [
+        "scatter result[1, 0] = 3.5",
         "  1. update_scatter_dims = (0,)",
         "      dims: 0: batch, 1: window",
-        "  2. full_start_index = clamp(start_index) = (2, 0)  (before clamp: (5, 0))",
-        "    update[0] = scatter_indices[i] = 0",
-        "    update[1] = scatter_indices[i] = 1",
-        "    update[2] = scatter_indices[i] = 2",
+        "  2. full_start_index = clamp(start_index) = clamp(5, 0) = (2, 0)  (before clamp: (5, 0))",
+        "    update[0] = scatter_indices[i] = %idx[0] = 0",
+        "    update[1] = scatter_indices[i] = %idx[1] = 1",
+        "    update[2] = scatter_indices[i] = %idx[2] = 2",
         "    … 8 more",
-        "  note: implementation-defined order",
+        "  note: … 2 more",
     ]
-    assert e.result == 0 and Step("a", "b", 1).children == []
+    assert e.result == 0 and Step("a", None, 1).children == []
+    long = Step("x", Msg("explain.apply", op="f", args="a" * 60), 1, substituted=Msg("explain.apply", op="f",
+                                                                                     args="1" * 60))
+    lines = format_explanation(Explanation("stablehlo.add", (), [long], 1)).splitlines()
+    assert lines[1:] == ["  1. x = f(" + "a" * 60 + ")", "       = f(" + "1" * 60 + ")", "       = 1"]
 
 
 def test_format_value_forms():
@@ -311,7 +327,8 @@ def test_elementwise_explain():
     op = build_op("stablehlo.add", [x, y], None, [tensor_type((2, 2), "i32")])
     e = elementwise_explain(OpCall(op), [x, y], [x + y], 0, (1, 0))
     assert e.value == 13 and e.index == (1, 0) and e.op == "stablehlo.add"
-    assert [(s.name, s.formula, int(s.value)) for s in e.steps] == [
-        ("%arg0", "%arg0[1, 0]", 3), ("%arg1", "%arg1[]", 10), ("result[1, 0]", "add(3, 10)", 13)]
+    assert [(s.name, text(s.formula), text(s.substituted), int(s.value)) for s in e.steps] == [
+        ("%arg0", "%arg0[1, 0]", "", 3), ("%arg1", "%arg1[]", "", 10),
+        ("result[1, 0]", "add(%arg0, %arg1)", "add(3, 10)", 13)]
     with pytest.raises(ExecutionError, match="out of range"):
         elementwise_explain(OpCall(op), [x, y], [x + y], 0, (2, 0))
