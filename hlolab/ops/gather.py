@@ -618,7 +618,7 @@ def gather_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
                          slice_sizes=list(sizes), shape=list(operand.shape)))
     if dims.indices_are_sorted:
         notes.append(Msg("gather.note.sorted"))
-    return Explanation(ctx.op.name, idx, steps, value, notes, 0)
+    return Explanation(ctx.op.name, idx, steps, value, notes, 0, index_roles=roles)
 
 
 # --- the ops ---------------------------------------------------------------------------

@@ -38,13 +38,13 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import ExecutionError
+from hlolab.messages import Msg
 from hlolab.ops.common import check_value, dims_fit, is_promotable, per_tensor_type, reject_quantized
 from hlolab.ops.record import Attrs, InferError, Partial, attr, boolean, member, record
 from hlolab.ops.regions import can_combine_at, check_combiner_types, combine_at, recognize_binary_each
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element
-from hlolab.messages import Msg
-from hlolab.trace.explain import Explanation, Step
+from hlolab.trace.explain import DimRole, Explanation, Step, format_value
 from hlolab.trace.provenance import Provenance, Source, Target, check_index, value_shape
 from hlolab.types import ElementType, TensorType
 
@@ -639,10 +639,10 @@ class ScatterProvenance(Provenance):
             after = run[0] if run is not None else vals
             for s, v in zip(state, after, strict=True):
                 s[f] = v
-            where = ", ".join(str(i) for i in ri)
             body = kinds[0] if kinds is not None else "update_computation"
-            caption = (f"update {k + 1}/{total}: {names[n + 1]}[{', '.join(str(i) for i in ui)}] = "
-                       f"{vals[0]} -> {rnames[0]}[{where}] = {body}({before[0]}, {vals[0]}) = {after[0]}")
+            caption = Msg("scatter.anim.update", n=k + 1, total=total, updates=names[n + 1],
+                          update_index=_list(ui), value=vals[0], result=rnames[0], result_index=_list(ri),
+                          body=body, before=before[0], after=after[0])
             sources = [Source(n, s, "index_read") for s in self._index_sources(b)]
             sources += [Source(n + 1 + j, ui, "update") for j in range(n)]
             steps.append(AnimationStep(caption, sources, [(r, ri) for r in range(n)],
@@ -696,29 +696,101 @@ def _ints(xs: Sequence[Any]) -> tuple[int, ...]:
     return tuple(int(x) for x in xs)
 
 
-def _index_steps(ctx: OpCall, pieces: ScatterPieces, d: ScatterAttrs, rank_in: int) -> list[Step]:
+def _list(xs: Sequence[Any]) -> str:
+    """``0, 1, 2``: an index written inside brackets."""
+    return ", ".join(str(int(x)) for x in xs)
+
+
+def _tuple_msg(parts: Sequence[str]) -> Msg:
+    """A tuple written part by part (``(0, (0, 1)[1], 0)``)."""
+    return Msg("scatter.tuple", parts=", ".join(parts) + ("," if len(parts) == 1 else ""))
+
+
+def _window_roles(d: ScatterAttrs, rank_in: int) -> dict[int, DimRole]:
+    """What each input dim of full_window_index is: an update window dim (its place in
+    update_window_dims), an inserted window dim or an input batching dim (both 0)."""
+    roles: dict[int, DimRole] = {}
+    k = 0
+    for x in range(rank_in):
+        if x in d.inserted_window_dims:
+            roles[x] = DimRole("inserted_window")
+        elif x in d.input_batching_dims:
+            roles[x] = DimRole("input_batching")
+        else:
+            roles[x] = DimRole("update_window", k=k)
+            k += 1
+    return roles
+
+
+def _index_steps(ctx: OpCall, pieces: ScatterPieces, d: ScatterAttrs, rank_in: int,
+                 update_index: tuple[int, ...] | None = None) -> list[Step]:
+    """The spec's named pieces of one update element, from update_scatter_index to
+    result_index, each with its formula, the formula with this element's numbers, and
+    its value (``update_index`` is taken from the pieces when not given)."""
     si_name = ctx.op.operands[_n(ctx)].name if ctx.op.operands else "scatter_indices"
-    positions = ", ".join(str(_ints(p)) for p in pieces.start_positions)
-    roles_w = {x: ("inserted_window_dim" if x in d.inserted_window_dims else
-                   "input_batching_dim" if x in d.input_batching_dims else "window dim")
-               for x in range(rank_in)}
+    ivd = d.index_vector_dim
+    usd = pieces.update_scatter_dims
+    usi = _ints(pieces.update_scatter_index)
+    uwi = _ints(pieces.update_window_index)
+    if update_index is None:  # rebuilt from its two halves
+        ui = [0] * (len(usd) + len(d.update_window_dims))
+        for k, v in zip(usd, usi, strict=True):
+            ui[k] = v
+        for k, v in zip(d.update_window_dims, uwi, strict=True):
+            ui[k] = v
+        update_index = tuple(ui)
+    start = _ints(pieces.start_index)
+    # start_index: each component with the scatter_indices position it is read from
+    children = [Step(f"start_index[{k}]", Msg("explain.element", name=si_name, index=_list(pos)), v)
+                for k, (pos, v) in enumerate(zip(pieces.start_positions, start, strict=True))]
+    si_type = ctx.operand_types[_n(ctx)]
+    if ivd < getattr(si_type, "rank", len(usi)):  # a vector along index_vector_dim
+        at = [str(i) for i in usi]
+        at.insert(ivd, ":")
+        start_step = Step("start_index", Msg("scatter.start_index.formula", index_vector_dim=ivd), start,
+                          substituted=Msg("explain.element", name=si_name, index=", ".join(at)),
+                          children=children)
+    else:
+        start_step = Step("start_index", Msg("scatter.start_index.formula_scalar", index_vector_dim=ivd),
+                          start, substituted=Msg("scatter.start_index.substituted_scalar", name=si_name,
+                                                 update_scatter_index=_list(usi)),
+                          children=children)
+    fs = ["0"] * rank_in
+    for d_start, d_input in enumerate(d.scatter_dims_to_operand_dims):
+        fs[d_input] = f"{format_value(start)}[{d_start}]"
+    fb = ["0"] * rank_in
+    for d_input, d_start in zip(d.input_batching_dims, d.scatter_indices_batching_dims, strict=True):
+        fb[d_input] = f"{format_value(usi)}[{d_start - (0 if d_start < ivd else 1)}]"
+    fw = ["0"] * rank_in
+    roles_w = _window_roles(d, rank_in)
+    for x, role in roles_w.items():
+        if role.kind == "update_window":
+            fw[x] = f"{format_value(uwi)}[{dict(role.args)['k']}]"
+    full_start = _ints(pieces.full_start_index)
+    full_batching = _ints(pieces.full_batching_index)
+    full_window = _ints(pieces.full_window_index)
     return [
-        Step("update_scatter_index", f"update_index[update_scatter_dims...], update_scatter_dims = "
-             f"{pieces.update_scatter_dims}", _ints(pieces.update_scatter_index)),
-        Step("update_window_index", f"update_index[update_window_dims...], update_window_dims = "
-             f"{list(d.update_window_dims)}", _ints(pieces.update_window_index)),
-        Step("start_index", f"{si_name} at {positions} (index_vector_dim = {d.index_vector_dim})",
-             _ints(pieces.start_index)),
-        Step("full_start_index", f"start_index placed at scatter_dims_to_operand_dims = "
-             f"{list(d.scatter_dims_to_operand_dims)}, 0 elsewhere", _ints(pieces.full_start_index)),
-        Step("full_batching_index", f"update_scatter_index at input_batching_dims = "
-             f"{list(d.input_batching_dims)} (from scatter_indices_batching_dims = "
-             f"{list(d.scatter_indices_batching_dims)}), 0 elsewhere", _ints(pieces.full_batching_index)),
-        Step("full_window_index", "update_window_index with 0 inserted at inserted_window_dims = "
-             f"{list(d.inserted_window_dims)} and input_batching_dims = {list(d.input_batching_dims)}",
-             _ints(pieces.full_window_index), dim_roles=roles_w),
-        Step("result_index", "full_start_index + full_batching_index + full_window_index",
-             _ints(pieces.result_index)),
+        Step("update_scatter_index", Msg("scatter.update_scatter_index.formula",
+                                         update_scatter_dims=list(usd)),
+             usi, substituted=Msg("scatter.pick", index=update_index, dims=_list(usd))),
+        Step("update_window_index", Msg("scatter.update_window_index.formula",
+                                        update_window_dims=list(d.update_window_dims)),
+             uwi, substituted=Msg("scatter.pick", index=update_index, dims=_list(d.update_window_dims))),
+        start_step,
+        Step("full_start_index", Msg("scatter.full_start_index.formula",
+                                     scatter_dims_to_operand_dims=list(d.scatter_dims_to_operand_dims)),
+             full_start, substituted=_tuple_msg(fs)),
+        Step("full_batching_index", Msg("scatter.full_batching_index.formula",
+                                        input_batching_dims=list(d.input_batching_dims),
+                                        scatter_indices_batching_dims=list(d.scatter_indices_batching_dims)),
+             full_batching, substituted=_tuple_msg(fb)),
+        Step("full_window_index", Msg("scatter.full_window_index.formula",
+                                      inserted_window_dims=list(d.inserted_window_dims),
+                                      input_batching_dims=list(d.input_batching_dims)),
+             full_window, dim_roles=roles_w, substituted=_tuple_msg(fw)),
+        Step("result_index", Msg("scatter.result_index.formula"), _ints(pieces.result_index),
+             substituted=Msg("scatter.result_index.substituted", start=full_start, batching=full_batching,
+                             window=full_window)),
     ]
 
 
@@ -747,61 +819,82 @@ def _running_values(ctx: OpCall, kinds: list[str] | None, es: list[Any], init: l
     return out
 
 
+def _args(values: Sequence[Any]) -> str:
+    """``35, 1``: numbers as a call's arguments."""
+    return ", ".join(format_value(v) for v in values)
+
+
 def scatter_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                     index: tuple) -> Explanation:
+    """results[result][index]: the input element, then every update element landing on it
+    in schedule order, each with the spec's index pieces and the running value."""
     ins, scatter_indices, updates = _split(ctx, inputs)
     if not 0 <= result < len(outputs):
         raise ExecutionError(f"result #{result} does not exist (the op has {len(outputs)} results)")
     idx = check_index(value_shape(outputs[result]), index, f"result #{result} index")
     d = ctx.attrs
+    n = _n(ctx)
     es = _elements(ctx)
     kinds = body_kinds(ctx)
     prov = scatter_provenance(ctx, inputs, outputs)
     ps = prov.update_positions(result, idx)
-    where = ", ".join(str(i) for i in idx)
+    names = [v.name for v in ctx.op.operands] if ctx.op.operands else []
+    in_name = names[result] if names else f"inputs[{result}]"
+    up_name = names[n + 1 + result] if names else f"updates[{result}]"
     init = [x[idx] for x in ins]
-    steps = [Step("results[result_index]", f"inputs[{result}][{where}] before any update",
-                  init[result])]
+    steps = [Step(Msg("scatter.init.name", k=result), Msg("explain.element", name=f"inputs[{result}]",
+                                                         index="result_index"),
+                  init[result], substituted=Msg("explain.element", name=in_name, index=_list(idx)))]
     shown = ps[:EXPLAIN_MAX_UPDATES]
     uidxs = [tuple(int(x) for x in np.unravel_index(int(p), updates[0].shape)) for p in shown]
     ups = [[u[ui] for u in updates] for ui in uidxs]
     running = _running_values(ctx, kinds, es, init, ups)
-    body = kinds[result] if kinds is not None else "update_computation"
     si64 = scatter_indices_as_int64(scatter_indices)
+    count = int(ps.size)
     children = []
     for j, (ui, u) in enumerate(zip(uidxs, ups, strict=True)):
         pieces = scatter_index_pieces(_one(ui), si64, ins[0].shape, d)
-        value = running[j][result] if running is not None else u[result]
-        name = "results[result_index]" if running is not None else f"updates[{result}][update_index]"
-        child = Step(f"update_index {ui}", f"{body}(results[result_index], updates[{result}]"
-                     f"[{', '.join(str(i) for i in ui)}] = {u[result]})", value,
-                     children=_index_steps(ctx, pieces, d, len(ins[0].shape))
-                     + [Step(name, "after this update", value)])
-        children.append(child)
+        *derivation, where = _index_steps(ctx, pieces, d, len(ins[0].shape), ui)
+        where.children = derivation  # result_index first: the pieces it is the sum of below it
+        sub = [where]
+        sub.append(Step(f"updates[{result}][update_index]", None, u[result],
+                        substituted=Msg("explain.element", name=up_name, index=_list(ui))))
+        if running is not None:  # results...[result_index] = update_computation(before, update)
+            before = init if j == 0 else running[j - 1]
+            if kinds is not None:  # recognized per result: result k reads only its own pair
+                formula = Msg("scatter.running.formula", k=result)
+                applied = Msg("explain.apply", op=kinds[result], args=_args([before[result], u[result]]))
+            else:
+                formula = (Msg("scatter.running.formula", k=result) if n == 1
+                           else Msg("scatter.running.formula_all", k=result))
+                applied = Msg("explain.apply", op="update_computation", args=_args([*before, *u]))
+            sub.append(Step(f"results[{result}][result_index]", formula, running[j][result],
+                            substituted=applied))
+        children.append(Step("update_index", Msg("scatter.update_index.formula", n=j + 1, count=count), ui,
+                             children=sub))
     value = outputs[result][idx]
-    steps.append(Step("updates", f"{ps.size} update element(s) land on result_index "
-                      f"{idx}, applied in row-major order of index_space(updates[0])",
-                      int(ps.size), children=children))
-    steps.append(Step(f"results[{result}][result_index]", "the value after the last update", value))
+    name = (Msg("scatter.landing.name", count=count) if count <= EXPLAIN_MAX_UPDATES
+            else Msg("scatter.landing.name_first", shown=len(uidxs), count=count))
+    steps.append(Step(name, Msg("scatter.landing.formula"), uidxs, children=children,
+                      substituted=Msg("scatter.landing.substituted", result_index=idx)))
+    steps.append(Step(f"results[{result}][result_index]", Msg("scatter.result.formula"), value))
     notes = []
     if kinds is not None:
-        notes.append(f"recognized update_computation: {', '.join(kinds)} (run with numpy)")
-    if ps.size > EXPLAIN_MAX_UPDATES:
-        notes.append(f"{ps.size - EXPLAIN_MAX_UPDATES} more update(s) not listed")
+        notes.append(Msg("scatter.note.recognized", kinds=", ".join(kinds)))
+    if count > EXPLAIN_MAX_UPDATES:
+        notes.append(Msg("scatter.note.more", count=count - EXPLAIN_MAX_UPDATES))
     dropped = int(np.count_nonzero(prov.target < 0))
     if dropped:
         first = int(np.flatnonzero(prov.target < 0)[0])
         ui = tuple(int(x) for x in np.unravel_index(first, updates[0].shape))
         pieces = scatter_index_pieces(_one(ui), si64, ins[0].shape, d)
-        notes.append(f"{dropped} update element(s) were dropped: their result_index is out of "
-                     f"bounds for {list(ins[0].shape)} (first: update_index {ui} -> result_index "
-                     f"{tuple(int(x) for x in pieces.result_index)})")
+        notes.append(Msg("scatter.note.dropped", count=dropped, shape=list(ins[0].shape), update_index=ui,
+                         result_index=_ints(pieces.result_index)))
     float_like = isinstance(es[result], ElementType) and (es[result].is_float or es[result].is_complex)
-    if ps.size > 1 and float_like and (kinds is None or kinds[result] in ("add", "multiply")):
-        notes.append("several updates combine here: the spec leaves their order "
-                     "implementation-defined; hlolab uses row-major order (as XLA:CPU)")
-    if running is None and ps.size:
-        notes.append("intermediate values need the interpreter: the update values are shown")
+    if count > 1 and float_like and (kinds is None or kinds[result] in ("add", "multiply")):
+        notes.append(Msg("scatter.note.order"))
+    if running is None and count:
+        notes.append(Msg("scatter.note.interpreter"))
     return Explanation(ctx.op.name, idx, steps, value, notes, result)
 
 

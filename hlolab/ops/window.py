@@ -51,6 +51,7 @@ import numpy as np
 from hlolab.errors import ExecutionError
 from hlolab.ir.module import Region
 from hlolab.limits import ELEMENT_BUDGET
+from hlolab.messages import Msg
 from hlolab.ops.common import (
     check_value,
     dims_fit,
@@ -85,7 +86,7 @@ from hlolab.ops.regions import (
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.scatter import AnimationStep, wave_numbers
 from hlolab.ops.shape import same_element
-from hlolab.trace.explain import Explanation, Step
+from hlolab.trace.explain import DimRole, Explanation, Step, format_value
 from hlolab.trace.fanin import Fan, FanInProvenance, expand
 from hlolab.trace.provenance import (
     FrameMap,
@@ -603,8 +604,20 @@ def _mul(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
     return tuple(int(x) * int(y) for x, y in zip(a, b, strict=True))
 
 
+def _list(xs: Sequence[int]) -> str:
+    """``0, 1``: an index written inside brackets."""
+    return ", ".join(str(int(x)) for x in xs)
+
+
+def _args(values: Sequence[Any]) -> str:
+    """``3, 0``: numbers as a call's arguments."""
+    return ", ".join(format_value(v) for v in values)
+
+
 def reduce_window_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                           index: tuple) -> Explanation:
+    """results[result][index]: the window's geometry, each window element with where it
+    falls (operand element, padding or base-dilation hole), and the fold step by step."""
     if not 0 <= result < len(outputs):
         raise ExecutionError(f"result #{result} does not exist (the op has {len(outputs)} results)")
     idx = check_index(value_shape(outputs[result]), index, f"result #{result} index")
@@ -613,53 +626,70 @@ def reduce_window_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], re
     p = window_params(ctx.attrs, xs[0].shape)
     kinds = recognize_binary_each(ctx.op.regions[0])
     ks = [result] if kinds is not None else list(range(n))
+    names = [v.name for v in ctx.op.operands]
     window_start = _mul(idx, p.window_strides)
     window_end = tuple(s + (w - 1) * d + 1 for s, w, d in zip(window_start, p.window_dimensions,
                                                              p.window_dilations, strict=True))
     steps = [
-        Step("dilated_input_shape", f"(shape(inputs[0]) = {list(p.input_shape)} - 1) * base_dilations "
-             f"= {list(p.base_dilations)} + 1", p.dilated_input_shape),
-        Step("padded_input_shape", f"padding[:, 0] = {list(p.padding_low)} + dilated_input_shape + "
-             f"padding[:, 1] = {list(p.padding_high)}", p.padded_input_shape),
-        Step("window_start", f"result_index * window_strides = {idx} * {p.window_strides}", window_start),
-        Step("window_end", f"window_start + (window_dimensions = {p.window_dimensions} - 1) * "
-             f"window_dilations = {p.window_dilations} + 1", window_end),
+        Step("dilated_input_shape", Msg("window.rw.dilated_input_shape.formula"), p.dilated_input_shape,
+             substituted=Msg("window.rw.dilated_input_shape.substituted", shape=list(p.input_shape),
+                             base_dilations=list(p.base_dilations))),
+        Step("padded_input_shape", Msg("window.rw.padded_input_shape.formula"), p.padded_input_shape,
+             substituted=Msg("window.rw.padded_input_shape.substituted", low=list(p.padding_low),
+                             dilated_input_shape=list(p.dilated_input_shape), high=list(p.padding_high))),
+        Step("window_start", Msg("window.rw.window_start.formula"), window_start,
+             substituted=Msg("window.rw.window_start.substituted", result_index=idx,
+                             window_strides=p.window_strides)),
+        Step("window_end", Msg("window.rw.window_end.formula"), window_end,
+             substituted=Msg("window.rw.window_end.substituted", window_start=window_start,
+                             window_dimensions=p.window_dimensions, window_dilations=p.window_dilations)),
     ]
     positions = p.positions()
-    kind_names = {0: "operand", 1: "padding", 2: "hole"}
     window_vals: dict[int, list[Any]] = {k: [] for k in ks}
-    n_pad = 0
+    counts = {1: 0, 2: 0}  # padding positions, base-dilation holes
     layout = _position_kinds(p, tuple(np.asarray(i, np.int64) for i in idx))
+    low = p.padding_low
     for k in ks:
         children = []
         for w in positions:
             pos = tuple(s + wi * d for s, wi, d in zip(window_start, w, p.window_dilations, strict=True))
-            rel = tuple(x - lo for x, lo in zip(pos, p.padding_low, strict=True))
-            roles = {}
-            for d in range(p.rank):
-                roles[d] = ("padding" if not 0 <= rel[d] < p.dilated_input_shape[d]
-                            else "hole" if rel[d] % p.base_dilations[d] else "operand")
-            kind = layout[w]
+            rel = tuple(x - lo for x, lo in zip(pos, low, strict=True))
+            # per dim: outside the dilated input is padding, between two input elements a hole
+            roles = {d: DimRole("padding") if not 0 <= rel[d] < p.dilated_input_shape[d]
+                     else DimRole("hole") if rel[d] % p.base_dilations[d] else DimRole("operand")
+                     for d in range(p.rank)}
+            kind = int(layout[w])
+            sub = [Step("position", Msg("window.rw.position.formula"), pos,
+                        substituted=Msg("window.rw.position.substituted", window_start=window_start, w=w,
+                                        window_dilations=p.window_dilations))]
             if kind == 0:
                 q = tuple(x // b for x, b in zip(rel, p.base_dilations, strict=True))
                 v = xs[k][q]
-                text = (f"inputs[{k}][{', '.join(map(str, q))}]: operand_index = (position - "
-                        f"padding[:, 0]) / base_dilations = ({pos} - {p.padding_low}) / "
-                        f"{p.base_dilations} = {q}")
+                sub.append(Step("operand_index", Msg("window.rw.operand_index.formula"), q,
+                                substituted=Msg("window.rw.operand_index.substituted", position=pos, low=low,
+                                                base_dilations=p.base_dilations)))
+                sub.append(Step(f"inputs[{k}][operand_index]", None, v,
+                                substituted=Msg("explain.element", name=names[k], index=_list(q))))
             else:
-                n_pad += 1
+                counts[kind] += k == result
                 v = inits[k][()]
-                what = ("padding" if kind == 1 else
-                        f"a base-dilation hole ((position - padding[:, 0]) % base_dilations = "
-                        f"{tuple(x % b for x, b in zip(rel, p.base_dilations, strict=True))})")
-                text = f"init_values[{k}]: position {pos} is {what}"
+                if kind == 1:
+                    sub.append(Step(f"init_values[{k}]", Msg("window.rw.padding.formula"), v,
+                                    substituted=Msg("window.rw.padding.substituted", position=pos, low=low,
+                                                    rel=rel, dilated_input_shape=p.dilated_input_shape)))
+                else:
+                    rem = tuple(x % b for x, b in zip(rel, p.base_dilations, strict=True))
+                    sub.append(Step(f"init_values[{k}]", Msg("window.rw.hole.formula"), v,
+                                    substituted=Msg("window.rw.hole.substituted", position=pos, low=low,
+                                                    base_dilations=p.base_dilations, remainder=rem)))
             window_vals[k].append(v)
-            children.append(Step(f"windows[{k}][{', '.join(map(str, w))}]",
-                                 f"padded_inputs[{k}][window_start + w * window_dilations = {pos}] "
-                                 f"({kind_names[int(kind)]}) = {text}", v, dim_roles=roles))
+            children.append(Step(f"windows[{k}][{_list(w)}]", Msg("window.rw.element.formula", k=k), v,
+                                 dim_roles=roles, children=sub,
+                                 substituted=Msg("window.rw.element.substituted", k=k, position=pos)))
         arr = np.array(window_vals[k], dtype=es[k].dtype).reshape(p.window_dimensions)
-        steps.append(Step(f"windows[{k}]", "slice(padded_inputs..., window_start, window_end, "
-                          "window_dilations)", arr, children=children))
+        steps.append(Step(f"windows[{k}]", Msg("window.rw.windows.formula", k=k), arr, children=children,
+                          substituted=Msg("window.rw.windows.substituted", k=k, window_start=window_start,
+                                          window_end=window_end, window_dilations=p.window_dilations)))
     # the fold, step by step
     accs = [inits[k].copy() for k in range(n)]
     fold_children = []
@@ -668,7 +698,7 @@ def reduce_window_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], re
     for j, w in enumerate(positions):
         elems = [np.asarray(window_vals[k][j], dtype=es[k].dtype) if k in window_vals else None
                  for k in range(n)]
-        before = accs[result][()]
+        before = [a[()] for a in accs]
         if kinds is not None and can_combine_at(kinds[result], es[result]):
             accs[result] = combine_step(kinds[result], es[result], accs[result], elems[result])
         else:
@@ -678,32 +708,34 @@ def reduce_window_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], re
                 running_ok = False
                 break
             accs = [np.asarray(o, dtype=e.dtype).reshape(()) for o, e in zip(outs, es, strict=True)]
-        fold_children.append(Step(f"acc after w = {w}", f"{body}({before}, windows[{result}]"
-                                  f"[{', '.join(map(str, w))}] = {elems[result][()]})",
-                                  np.asarray(accs[result]).astype(es[result].dtype)[()]))
+        if kinds is None and n > 1:  # a general body reads every accumulator and window element
+            formula = Msg("window.rw.acc.formula_all", k=result)
+            args = [*before, *(e[()] for e in elems)]
+        else:
+            formula = Msg("window.rw.acc.formula", k=result)
+            args = [before[result], elems[result][()]]
+        fold_children.append(Step(Msg("window.rw.acc.name", w=w), formula,
+                                  np.asarray(accs[result]).astype(es[result].dtype)[()],
+                                  substituted=Msg("explain.apply", op=body, args=_args(args))))
     value = outputs[result][idx]
-    steps.append(Step(f"results[{result}][result_index]",
-                      f"reduce(windows, init_values = {inits[result][()]}, {body}): acc = init_values, "
-                      "then acc = body(acc, windows[w]) for w in row-major order", value,
-                      children=fold_children))
+    steps.append(Step(f"results[{result}][result_index]", Msg("window.rw.result.formula"), value,
+                      children=fold_children,
+                      substituted=Msg("window.rw.result.substituted", k=result, init=inits[result][()],
+                                      axes=list(range(p.rank)), body=body)))
     notes = []
     if kinds is not None:
-        notes.append(f"recognized body: {', '.join(kinds)} (run with numpy, same values and order)")
+        notes.append(Msg("window.rw.note.recognized", kinds=", ".join(kinds)))
     else:
-        notes.append("body run through the interpreter, one batched call per window position")
+        notes.append(Msg("window.rw.note.general"))
     et = es[result]
     if isinstance(et, ElementType) and et.is_float and et.dtype in _NARROW_FLOATS:
-        notes.append(f"{et} values are computed in f32 and rounded to {et} after every body "
-                     "application, as XLA:CPU does for reduce_window")
-    if n_pad:
-        notes.append("padding and base-dilation holes contribute init_values (the spec's pad); "
-                     "XLA:CPU skips them, which differs only when init_values is not an identity "
-                     "of body")
+        notes.append(Msg("window.rw.note.narrow", type=str(et)))
+    if counts[1] or counts[2]:
+        notes.append(Msg("window.rw.note.pad_value", padding=counts[1], holes=counts[2]))
     if isinstance(et, ElementType) and (et.is_float or et.is_complex) and len(positions) > 1:
-        notes.append("the spec leaves the reduction order implementation-defined; hlolab folds in "
-                     "row-major order, the order XLA:CPU uses")
+        notes.append(Msg("window.rw.note.order"))
     if not running_ok:
-        notes.append("intermediate values need the interpreter: only the window is shown")
+        notes.append(Msg("window.rw.note.interpreter"))
     return Explanation(ctx.op.name, idx, steps, value, notes, result)
 
 
@@ -1047,17 +1079,19 @@ class SelectAndScatterProvenance(Provenance):
             f = int(self.selected[pf])
             q, si = _unravel(f, self.shape), _unravel(int(pf), self.source_shape)
             window = [Source(0, w, "window") for w in self.window_elements(int(pf)) if w != q]
-            sw, qw = ", ".join(str(i) for i in si), ", ".join(str(i) for i in q)
+            sw, qw = _list(si), _list(q)
             steps.append(AnimationStep(
-                f"window {k + 1}/{total} (for {names[1]}[{sw}]): select picks {names[0]}[{qw}] = "
-                f"{operand[q]}", window + [Source(0, q, "selected")], [],
+                Msg("window.sas.anim.select", n=k + 1, total=total, source=names[1], source_index=sw,
+                    operand=names[0], selected_index=qw, value=operand[q]),
+                window + [Source(0, q, "selected")], [],
                 start={0: state.reshape(self.shape).copy()} if k == 0 else None))
             before = state[f]
             after = _scatter_once(call, es, before, source[si])
             state[f] = after if after is not None else source[si]
             steps.append(AnimationStep(
-                f"window {k + 1}/{total}: scatter {names[1]}[{sw}] = {source[si]} -> {rname}[{qw}] = "
-                f"{body}({before}, {source[si]}) = {state[f]}",
+                Msg("window.sas.anim.scatter", n=k + 1, total=total, source=names[1], source_index=sw,
+                    value=source[si], result=rname, selected_index=qw, body=body, before=before,
+                    after=state[f]),
                 [Source(1, si, "update"), Source(0, q, "selected")], [(0, q)], [(0, q, state[f])]))
         return steps
 
@@ -1103,8 +1137,55 @@ def _scatter_once(ctx: OpCall, es: ElementType, acc: Any, v: Any) -> Any:
         return None
 
 
+def _select_steps(ctx: OpCall, operand: np.ndarray, et: ElementType, p: WindowParams,
+                  window_start: tuple[int, ...], name: str) -> tuple[tuple[int, ...] | None, list[Step]]:
+    """The select fold over one window (the spec's reduce_window_without_init with body
+    ``select(arg0, arg1) ? arg0 : arg1``): per window position its place, and for an
+    operand element the candidate, select's answer and the current operand index."""
+    steps = []
+    cur_idx: tuple[int, ...] | None = None
+    cur_val: Any = None
+    for w in p.positions():
+        pos = tuple(s + wi for s, wi in zip(window_start, w, strict=True))
+        q = tuple(x - lo for x, lo in zip(pos, p.padding_low, strict=True))
+        inside = [0 <= x < m for x, m in zip(q, operand.shape, strict=True)]
+        roles = {d: DimRole("operand") if ok else DimRole("padding") for d, ok in enumerate(inside)}
+        sub: list[Step] = []
+        if not all(inside):
+            sub.append(Step(Msg("window.sas.padding.name"), None, Msg("window.sas.padding.value")))
+        else:
+            cand = operand[q]
+            sub.append(Step("operand_index", Msg("window.sas.operand_index.formula"), q,
+                            substituted=Msg("window.sas.operand_index.substituted", position=pos,
+                                            low=p.padding_low)))
+            sub.append(Step(Msg("window.sas.candidate.name"), Msg("explain.element", name="operand",
+                                                                 index="operand_index"), cand,
+                            substituted=Msg("explain.element", name=name, index=_list(q))))
+            if cur_idx is None:  # the first operand element starts the fold (no init value)
+                cur_idx, cur_val = q, cand
+                sub.append(Step(Msg("window.sas.current.name"), Msg("window.sas.candidate.first"), cur_idx))
+            else:
+                s = _select_once(ctx, et, cur_val, cand)
+                before = cur_idx
+                if s is False:
+                    cur_idx, cur_val = q, cand
+                sub.append(Step(Msg("window.sas.select.name"), None, s,
+                                substituted=Msg("explain.apply", op="select",
+                                                args=_args([operand[before], cand]))))
+                sub.append(Step(Msg("window.sas.current.name"), Msg("window.sas.current.formula"), cur_idx,
+                                substituted=Msg("window.sas.current.substituted", select=s, current=before,
+                                                candidate=q)))
+        steps.append(Step(Msg("window.sas.position.name", w=w), Msg("window.sas.position.formula"), pos,
+                          dim_roles=roles, children=sub,
+                          substituted=Msg("window.sas.position.substituted", window_start=window_start, w=w)))
+    return cur_idx, steps
+
+
 def select_and_scatter_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                                index: tuple) -> Explanation:
+    """result[index]: init_value, then per window that selects this element (source_indices)
+    the select fold over the window, the selected operand element, the source element and
+    the running value of the result element, each under its own name."""
     if result != 0:
         raise ExecutionError(f"result #{result} does not exist (the op has 1 result)")
     idx = check_index(value_shape(outputs[0]), index, "result #0 index")
@@ -1114,72 +1195,63 @@ def select_and_scatter_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any
     prov = select_and_scatter_provenance(ctx, inputs, outputs)
     p = prov.params
     ps = prov.windows_of(idx)
+    names = [v.name for v in ctx.op.operands]
+    body = recognize_binary(ctx.op.regions[1]) or "scatter"
     acc = np.asarray(init_value).astype(es.dtype)[()]
-    steps = [Step("result[result_index]", "init_value (before any source element)", acc)]
+    init = acc
+    steps = [Step("init_value", Msg("window.sas.init_value.formula", name=names[2]), acc)]
+    source_indices = [_unravel(int(pf), prov.source_shape) for pf in ps]
+    count = len(source_indices)
     children = []
-    for pf in ps[:EXPLAIN_MAX_WINDOWS]:
-        sidx = _unravel(int(pf), prov.source_shape)
+    for j, sidx in enumerate(source_indices[:EXPLAIN_MAX_WINDOWS]):
         window_start = _mul(sidx, p.window_strides)
-        sub = [Step("window_start", f"source_index * window_strides = {sidx} * {p.window_strides} "
-                    f"(in the padded operand; operand_index = position - padding[:, 0] = "
-                    f"position - {p.padding_low})", window_start)]
-        cur_idx: tuple[int, ...] | None = None
-        cur_val: Any = None
-        for w in p.positions():
-            pos = tuple(s + wi for s, wi in zip(window_start, w, strict=True))
-            q = tuple(x - lo for x, lo in zip(pos, p.padding_low, strict=True))
-            if not all(0 <= x < n for x, n in zip(q, operand.shape, strict=True)):
-                sub.append(Step(f"w = {w}", f"position {pos} is padding: never selected", None))
-                continue
-            cand = operand[q]
-            if cur_idx is None:
-                cur_idx, cur_val = q, cand
-                sub.append(Step(f"w = {w}", f"first operand element: current = operand[{q}]", q,
-                                children=[Step("candidate", f"operand[{q}]", cand)]))
-                continue
-            s = _select_once(ctx, et, cur_val, cand)
-            before = cur_idx
-            if s is False:
-                cur_idx, cur_val = q, cand
-            sub.append(Step(f"w = {w}", f"select(current = operand[{before}], candidate = operand[{q}])"
-                            f" = {s}: {'keep current' if s else 'take candidate'}", cur_idx,
-                            children=[Step("candidate", f"operand[{q}]", cand),
-                                      Step("select(current, candidate)",
-                                           f"select({operand[before]}, {cand})", s),
-                                      Step("current", "current if select(current, candidate) "
-                                           "else candidate", cur_idx)]))
+        sel, fold = _select_steps(ctx, operand, et, p, window_start, names[0])
+        fold.insert(0, Step("window_start", Msg("window.sas.window_start.formula"), window_start,
+                            substituted=Msg("window.sas.window_start.substituted", source_index=sidx,
+                                            window_strides=p.window_strides)))
         v = source[sidx]
-        after = _scatter_once(ctx, es, acc, v)
-        sub.append(Step("selected_index", "the current operand index after the last window position",
-                        cur_idx))
-        sub.append(Step("source[source_index]", f"source[{', '.join(map(str, sidx))}]", v))
-        sub.append(Step("result[result_index]", f"scatter(result[result_index] = {acc}, "
-                        f"source[source_index] = {v})", after))
-        children.append(Step(f"source_index {sidx}", f"window selects operand[{cur_idx}]", after,
+        sub = [Step("selected_index", Msg("window.sas.selected_index.formula"), sel, children=fold)]
+        if sel is not None:  # always, for a window that selects this element
+            sub.append(Step("selected_values[source_index]",
+                            Msg("explain.element", name="operand", index="selected_index"), operand[sel],
+                            substituted=Msg("explain.element", name=names[0], index=_list(sel))))
+        sub.append(Step("source[source_index]", None, v,
+                        substituted=Msg("explain.element", name=names[1], index=_list(sidx))))
+        after = _scatter_once(ctx, es, acc, v) if acc is not None else None
+        if after is not None:
+            sub.append(Step(Msg("window.sas.scatter.name", n=j + 1), Msg("window.sas.scatter.formula"), after,
+                            substituted=Msg("explain.apply", op=body, args=_args([acc, v]))))
+        children.append(Step("source_index", Msg("window.sas.window.formula", n=j + 1, count=count), sidx,
                              children=sub))
         acc = after
     value = outputs[0][idx]
-    steps.append(Step("source_indices", f"{ps.size} window(s) selected result_index {idx}, "
-                      "scattered in row-major order of the source", int(ps.size), children=children))
-    steps.append(Step("result[result_index]", "reduce([source_values], [init_value], [0], scatter)",
-                      value))
+    steps.append(Step("source_indices", Msg("window.sas.source_indices.formula"), source_indices,
+                      children=children, substituted=Msg("window.sas.source_indices.substituted",
+                                                         result_index=idx)))
+    source_values = [source[s] for s in source_indices]
+    items = ", ".join(f"{names[1]}[{_list(s)}]" for s in source_indices)  # spec notation, not prose
+    steps.append(Step("source_values", Msg("window.sas.source_values.formula"), source_values,
+                      substituted=Msg("window.sas.source_values.substituted", items=items)))
+    steps.append(Step("result[result_index]", Msg("window.sas.result.formula"), value,
+                      substituted=Msg("window.sas.result.substituted", source_values=source_values,
+                                      init_value=init, scatter=body)))
     notes = []
+    if count:
+        notes.append(Msg("window.sas.note.count", count=count))
     if _recognized_select(ctx.op.regions[0]) is not None:
-        notes.append("recognized select: a lone compare (run with numpy)")
+        notes.append(Msg("window.sas.note.select"))
     kind = recognize_binary(ctx.op.regions[1])
     if kind is not None:
-        notes.append(f"recognized scatter: {kind} (run with numpy)")
-    if ps.size > EXPLAIN_MAX_WINDOWS:
-        notes.append(f"{ps.size - EXPLAIN_MAX_WINDOWS} more window(s) not listed")
+        notes.append(Msg("window.sas.note.scatter", kind=kind))
+    if count > EXPLAIN_MAX_WINDOWS:
+        notes.append(Msg("window.sas.note.more", count=count - EXPLAIN_MAX_WINDOWS))
     empty = int(np.count_nonzero(prov.selected < 0))
     if empty:
-        notes.append(f"{empty} window(s) hold only padding and select nothing: the spec leaves this "
-                     "case unspecified (#731); hlolab, like XLA, skips their source elements")
-    if ps.size > 1 and (es.is_float or es.is_complex):
-        notes.append("several source elements combine here: hlolab uses row-major source order "
-                     "(as XLA:CPU); the spec's reduce leaves the order implementation-defined")
-    if ps.size and acc is None:
-        notes.append("the scatter region needs the interpreter: running values are not shown")
+        notes.append(Msg("window.sas.note.empty", count=empty))
+    if count > 1 and (es.is_float or es.is_complex):
+        notes.append(Msg("window.sas.note.order"))
+    if count and acc is None:
+        notes.append(Msg("window.sas.note.interpreter"))
     return Explanation(ctx.op.name, idx, steps, value, notes, 0)
 
 

@@ -199,18 +199,9 @@ def _components(value: Any, roles: dict | None) -> Line | None:
     return out
 
 
-def _result_roles(e: Explanation, rank: int) -> dict | None:
-    """The first dim_roles that name every result dimension (what each result index is)."""
-    for s in e.steps:
-        r = s.dim_roles
-        if r and all(isinstance(k, int) for k in r) and set(r) == set(range(rank)):
-            return r
-    return None
-
-
 def _header(e: Explanation) -> list[Line]:
     """``result[i, j] = v`` with i, j coloured by what they are, then that key."""
-    roles = _result_roles(e, len(e.index))
+    roles = e.result_roles()
     comps = _components(tuple(e.index), roles)
     line: Line = [("result", INK)]
     if comps is not None:
@@ -228,7 +219,7 @@ def _roles_lines(roles: dict, lead: str, indent: int = 0, width: int = EXPLAIN_W
     """``d: role`` entries, each in its role's colour, wrapped between entries."""
     lines: list[Line] = [[(" " * indent + lead, style.MUTED_TEXT)]]
     col = indent + len(lead)
-    for n, (d, r) in enumerate(roles.items()):
+    for n, (d, r) in enumerate(sorted(roles.items())):
         entry = f"{d}: {text(r.message())}" + (", " if n < len(roles) - 1 else "")
         if col + len(entry) > width and col > indent + len(lead):
             lines.append([(" " * (indent + len(lead)), INK)])
@@ -336,7 +327,7 @@ def multi_text(view: OpView, chosen: list[tuple[int, tuple[int, ...]]],
     if first is not None and all(e is not None and len(e.steps) == len(first.steps) for e in explanations):
         rows = [n for n, s in enumerate(first.steps) if not (s.children and not isinstance(s.value, tuple))]
         roles = next((r for e in explanations if e is not None
-                      for r in [_result_roles(e, len(e.index))] if r), None)
+                      for r in [e.result_roles()] if r), None)
         heads = []
         for k, (_, idx) in enumerate(chosen):  # the element's colour, then its index by dim role
             comps = _components(tuple(idx), roles)

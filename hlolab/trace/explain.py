@@ -76,6 +76,17 @@ class Explanation:
     value: Any
     notes: list[Msg] = field(default_factory=list)
     result: int = 0
+    index_roles: dict[int, DimRole] | None = None  # what each dim of ``index`` is (batch, offset, …)
+
+    def result_roles(self) -> dict[int, DimRole] | None:
+        """What each dimension of the result index is: ``index_roles``, else the roles of
+        a step named ``result_index`` that cover every dimension; None when not declared."""
+        if self.index_roles is not None:
+            return self.index_roles
+        for s in self.steps:
+            if s.name == "result_index" and s.dim_roles and set(s.dim_roles) == set(range(len(self.index))):
+                return s.dim_roles
+        return None
 
 
 # --- text rendering ------------------------------------------------------------------
@@ -116,7 +127,7 @@ def step_parts(step: Step, lang: str | None = None) -> list[str]:
 
 def roles_text(roles: dict[int, DimRole], lang: str | None = None) -> list[str]:
     """``d: label`` for each dimension."""
-    return [f"{d}: {text(r.message(), lang)}" for d, r in roles.items()]
+    return [f"{d}: {text(r.message(), lang)}" for d, r in sorted(roles.items())]
 
 
 def _lang(lang: str | None):  # noqa: ANN202 - a context manager or a no-op

@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 from hlolab.errors import NotImplementedOpError, VerificationError
 from hlolab.interp.engine import Interpreter
 from hlolab.ir.parser import parse_module
+from hlolab.messages import Msg, text
 from hlolab.ops.regions import combine_at, recognize_binary, recognize_binary_each
 from hlolab.ops.registry import lookup
-from hlolab.ops.scatter import scatter_index_pieces, wave_numbers
-from hlolab.trace.explain import format_explanation
+from hlolab.ops.scatter import EXPLAIN_MAX_UPDATES, scatter_index_pieces, wave_numbers
+from hlolab.trace.explain import DimRole, format_explanation
 from hlolab.types import element_type
 from tests.conftest import REPO, shared_dir
 from tests.ops.regions_text import combiner_body
@@ -141,19 +142,145 @@ def test_spec_example():
     same(ev.outputs[0], want[0])
 
 
+def _walk(step):
+    yield step
+    for c in step.children:
+        yield from _walk(c)
+
+
+# formulas that describe rather than compute: no symbols take values in them
+_DESCRIPTIVE = {"scatter.update_index.formula", "scatter.result.formula", "explain.element"}
+
+
+def assert_substituted_everywhere(e):
+    """Every step whose formula has symbols shows it again with this element's numbers."""
+    for top in e.steps:
+        for s in _walk(top):
+            if s.formula is not None and s.formula.key not in _DESCRIPTIVE:
+                assert isinstance(s.substituted, Msg), f"{s.name}: {s.formula.key} has no substituted form"
+
+
 def test_spec_example_explain():
     ev = spec_run()
     # result[1, 1, 1, 0] = 35 + 3: three updates land there
     e = explain(ev, 0, (1, 1, 1, 0))
-    assert e.value == 38 and e.steps[0].value == 35
-    ups = e.steps[1].children
-    assert e.steps[1].value == 3 and [c.children[-1].value for c in ups] == [36, 37, 38]
-    first = {s.name: s.value for s in ups[0].children}
-    assert first["result_index"] == (1, 1, 1, 0)
-    assert first["full_batching_index"] == (1, 0, 0, 0)
-    assert first["full_window_index"][1] == 0  # inserted_window_dims = [1]
-    assert any("dropped" in n for n in e.notes)  # [0, 9] is out of bounds
+    assert e.value == 38
+    init, landing, last = e.steps
+    assert init.name.key == "scatter.init.name" and init.value == 35
+    assert text(init.substituted) == "%x0[1, 1, 1, 0]"
+    assert landing.value == [(0, 1, 0, 1, 0), (0, 1, 1, 0, 0), (1, 1, 1, 1, 0)]
+    assert text(landing.substituted).endswith("if result_index(update_index) = (1, 1, 1, 0)]")
+    assert last.name == "results[0][result_index]" and last.value == 38
+    ups = landing.children
+    assert [c.name for c in ups] == ["update_index"] * 3 and [c.value for c in ups] == landing.value
+    assert [c.formula.args for c in ups] == [{"n": 1, "count": 3}, {"n": 2, "count": 3}, {"n": 3, "count": 3}]
+    where, update, running = ups[0].children
+    assert where.name == "result_index" and where.value == (1, 1, 1, 0)
+    assert text(where.substituted) == "(0, 1, 0, 0) + (1, 0, 0, 0) + (0, 0, 1, 0)"
+    first = {s.name: s for s in where.children}
+    assert list(first) == ["update_scatter_index", "update_window_index", "start_index", "full_start_index",
+                           "full_batching_index", "full_window_index"]
+    assert first["update_scatter_index"].value == (0, 1, 0)
+    assert text(first["update_scatter_index"].substituted) == "(0, 1, 0, 1, 0)[0, 1, 2]"
+    assert first["update_window_index"].value == (1, 0)
+    assert text(first["update_window_index"].substituted) == "(0, 1, 0, 1, 0)[3, 4]"
+    assert first["start_index"].value == (0, 1)
+    assert text(first["start_index"].substituted) == "%idx[0, 1, 0, :]"
+    assert [(c.name, text(c.formula), c.value) for c in first["start_index"].children] == [
+        ("start_index[0]", "%idx[0, 1, 0, 0]", 0), ("start_index[1]", "%idx[0, 1, 0, 1]", 1)]
+    # scatter_dims_to_operand_dims = [2, 1]: input dim 1 takes start_index[1], dim 2 start_index[0]
+    assert first["full_start_index"].value == (0, 1, 0, 0)
+    assert text(first["full_start_index"].substituted) == "(0, (0, 1)[1], (0, 1)[0], 0)"
+    assert first["full_start_index"].formula.args == {"scatter_dims_to_operand_dims": [2, 1]}
+    # input_batching_dims = [0] from scatter_indices_batching_dims = [1] (< index_vector_dim 3)
+    assert first["full_batching_index"].value == (1, 0, 0, 0)
+    assert text(first["full_batching_index"].substituted) == "((0, 1, 0)[1], 0, 0, 0)"
+    assert first["full_window_index"].value == (0, 0, 1, 0)
+    assert text(first["full_window_index"].substituted) == "(0, 0, (1, 0)[0], (1, 0)[1])"
+    assert update.name == "updates[0][update_index]" and update.value == 1
+    assert text(update.substituted) == "%u0[0, 1, 0, 1, 0]"
+    assert [c.children[-1].value for c in ups] == [36, 37, 38]
+    assert [text(c.children[-1].substituted) for c in ups] == ["add(35, 1)", "add(36, 1)", "add(37, 1)"]
+    assert running.formula.key == "scatter.running.formula"
+    assert [n.key for n in e.notes] == ["scatter.note.recognized", "scatter.note.dropped"]
+    dropped = e.notes[1].args  # [0, 9] is out of bounds
+    assert dropped == {"count": 4, "shape": [2, 3, 4, 2], "update_index": (0, 1, 2, 0, 0),
+                       "result_index": (1, 9, 0, 0)}
+    assert_substituted_everywhere(e)
     assert "full_start_index" in format_explanation(e)
+
+
+def test_explain_update_list_is_the_update_indices_not_a_count():
+    # the wording fix: the step listing the updates holds their update_index values; the
+    # count is an argument of its (message) name, never the value of a spec-named step
+    e = explain(spec_run(), 0, (1, 1, 1, 0))
+    landing = e.steps[1]
+    assert isinstance(landing.name, Msg) and landing.name.key == "scatter.landing.name"
+    assert landing.name.args == {"count": 3} and len(landing.value) == 3
+    for top in e.steps:
+        for s in _walk(top):
+            assert s.name != "updates", "a step named for the updates operand must not hold a count"
+            if s.name == "update_index":
+                assert isinstance(s.value, tuple) and len(s.value) == 5
+    # no update lands on result[0, 1, 0, 0]: an empty list, no children
+    e0 = explain(spec_run(), 0, (0, 1, 0, 0))
+    assert e0.steps[1].value == [] and e0.steps[1].children == [] and e0.value == SPEC_INPUT[0, 1, 0, 0] == 9
+    assert e0.steps[1].name.args == {"count": 0}
+
+
+def test_explain_window_dims_are_dim_roles():
+    e = explain(spec_run(), 0, (1, 1, 1, 0))
+    where = e.steps[1].children[0].children[0]
+    fw = next(s for s in where.children if s.name == "full_window_index")
+    # inserted_window_dims = [1], input_batching_dims = [0], update_window_dims = [3, 4]
+    assert fw.dim_roles == {0: DimRole("input_batching"), 1: DimRole("inserted_window"),
+                            2: DimRole("update_window", k=0), 3: DimRole("update_window", k=1)}
+    assert all(isinstance(r, DimRole) for r in fw.dim_roles.values())
+
+
+def test_explain_scalar_index_vector_and_long_update_lists():
+    # index_vector_dim = rank(scatter_indices): start_index = [scatter_indices[update_scatter_index]]
+    n = EXPLAIN_MAX_UPDATES + 3
+    dims = {"inserted_window_dims": [0], "scatter_dims_to_operand_dims": [0], "index_vector_dim": 1}
+    text_ = program((3,), ["i32"], (n,), "i32", (n,), dims)
+    ev = run(text_, [np.zeros(3, np.int32), np.ones(n, np.int32), np.arange(n, dtype=np.int32)])
+    e = explain(ev, 0, (1,))
+    assert e.value == ev.outputs[0][1] == n * (n - 1) // 2
+    landing = e.steps[1]
+    assert landing.name.key == "scatter.landing.name_first"
+    assert landing.name.args == {"shown": EXPLAIN_MAX_UPDATES, "count": n}
+    assert landing.value == [(i,) for i in range(EXPLAIN_MAX_UPDATES)]
+    start = next(s for s in landing.children[4].children[0].children if s.name == "start_index")
+    assert start.formula.key == "scatter.start_index.formula_scalar" and start.value == (1,)
+    assert text(start.substituted) == "[%idx[4]]"
+    assert [c.children[-1].value for c in landing.children[:4]] == [0, 1, 3, 6]
+    assert any(m.key == "scatter.note.more" and m.args == {"count": 3} for m in e.notes)
+    assert_substituted_everywhere(e)
+
+
+def test_explain_general_variadic_body_shows_every_argument():
+    x0, x1 = np.arange(4, dtype=np.float32), np.arange(4, dtype=np.int32)
+    idx = np.array([[1], [3], [1], [9]], np.int32)
+    u0, u1 = np.array([2, 3, 4, 5], np.float32), np.array([10, 20, 30, 40], np.int32)
+    ev = run(program((4,), ["f32", "i32"], (4, 1), "i32", (4,), ONE_D, ["affine", "add"]),
+             [x0, x1, idx, u0, u1])
+    e = explain(ev, 0, (1,))
+    runs = [c.children[-1] for c in e.steps[1].children]
+    assert [r.value for r in runs] == [3.0, 13.0] == [1 * 2 + 1, 3 * 4 + 1]
+    assert runs[0].formula.key == "scatter.running.formula_all"
+    assert text(runs[0].substituted) == "update_computation(1.0, 1, 2.0, 10)"
+    assert text(runs[1].substituted) == "update_computation(3.0, 11, 4.0, 30)"
+
+
+def test_animation_captions_are_messages():
+    ev = spec_run()
+    steps = ev.provenance().animation_steps(ev.call, ev.inputs, ev.outputs, [(0, (1, 1, 1, 0))])
+    assert [s.caption.key for s in steps] == ["scatter.anim.update"] * 3
+    first = steps[0].caption.args
+    assert (first["update_index"], first["value"], first["result_index"]) == ("0, 1, 0, 1, 0", 1,
+                                                                              "1, 1, 1, 0")
+    assert (first["before"], first["after"], first["body"]) == (35, 36, "add")
+    assert text(steps[-1].caption) == "update 3/3: %u0[1, 1, 1, 1, 0] = 1 -> %r[1, 1, 1, 0] = add(37, 1) = 38"
 
 
 def test_conformance_corpus_modules_pass():
@@ -239,13 +366,17 @@ def test_bodies(kind, e, x, u, want):
 def test_replace_last_in_row_major_order_wins():
     x = np.zeros((2, 2), np.float32)
     dims = {"inserted_window_dims": [0, 1], "scatter_dims_to_operand_dims": [0, 1], "index_vector_dim": 2}
-    text = program((2, 2), ["f32"], (2, 3, 2), "i32", (2, 3), dims, "replace")
+    prog = program((2, 2), ["f32"], (2, 3, 2), "i32", (2, 3), dims, "replace")
     idx = np.array([[[0, 0], [1, 1], [0, 0]], [[1, 1], [0, 0], [1, 0]]], np.int32)
     u = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
-    ev = run(text, [x, idx, u])
+    ev = run(prog, [x, idx, u])
     assert ev.outputs[0].tolist() == [[5, 0], [6, 4]]
     e = explain(ev, 0, (0, 0))
-    assert [c.children[-1].value for c in e.steps[1].children] == [1, 3, 5]
+    runs = [c.children[-1] for c in e.steps[1].children]
+    assert [r.value for r in runs] == [1, 3, 5]
+    assert [text(r.substituted) for r in runs] == ["replace(0.0, 1.0)", "replace(1.0, 3.0)",
+                                                   "replace(3.0, 5.0)"]
+    assert e.steps[1].value == [(0, 0), (0, 2), (1, 1)]
 
 
 def test_float_maximum_nan_and_signed_zero():

@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 from hlolab.errors import NotImplementedOpError, VerificationError
 from hlolab.interp.engine import Interpreter
 from hlolab.ir.parser import parse_module
+from hlolab.messages import Msg, text
 from hlolab.ops.registry import OpCall, lookup
 from hlolab.ops.window import combine_step, window_layout
-from hlolab.trace.explain import format_explanation
+from hlolab.trace.explain import DimRole
 from hlolab.trace.fanin import FanInProvenance
 from hlolab.trace.provenance import Source
 from hlolab.types import element_type
@@ -417,34 +418,144 @@ def test_window_layout_padding_and_holes():
 
 # --- explain ---------------------------------------------------------------------------
 
-def test_explain_spec_example_text():
+def _walk(step):
+    yield step
+    for c in step.children:
+        yield from _walk(c)
+
+
+# formulas that describe rather than compute: no symbols take values in them
+_DESCRIPTIVE = {"window.sas.init_value.formula", "window.sas.window.formula",
+                "window.sas.selected_index.formula", "window.sas.candidate.first"}
+
+
+def _key(step):
+    """A step's name: its spec symbol, or its message key."""
+    return step.name if isinstance(step.name, str) else step.name.key
+
+
+def assert_substituted_everywhere(e):
+    """Every step whose formula has symbols shows it again with this element's numbers."""
+    for top in e.steps:
+        for s in _walk(top):
+            if s.formula is not None and s.formula.key not in _DESCRIPTIVE:
+                assert isinstance(s.substituted, Msg), f"{s.name}: {s.formula.key} has no substituted form"
+
+
+def test_explain_spec_example():
     x = np.array([[1, 2], [3, 4], [5, 6]], np.int64)
     ev = reduce_window([x], [0], ["add"], (2, 1), (4, 1), (2, 1), (3, 1), [(2, 1), (0, 0)])
     e = explain(ev, 0, (1, 0))
-    text = format_explanation(e)
     assert e.value == 3
     steps = {s.name: s for s in e.steps}
-    assert steps["window_start"].value == (4, 0)
-    assert steps["window_end"].value == (8, 1)
+    assert steps["dilated_input_shape"].value == (5, 2)
+    assert text(steps["dilated_input_shape"].substituted) == "([3, 2] - 1) * [2, 1] + 1"
     assert steps["padded_input_shape"].value == (8, 2)
+    assert text(steps["padded_input_shape"].substituted) == "[2, 0] + [5, 2] + [1, 0]"
+    assert steps["window_start"].value == (4, 0)
+    assert text(steps["window_start"].substituted) == "(1, 0) * (4, 1)"
+    assert steps["window_end"].value == (8, 1)
+    assert text(steps["window_end"].substituted) == "(4, 0) + ((2, 1) - 1) * (3, 1) + 1"
     win = steps["windows[0]"]
     assert win.value.tolist() == [[3], [0]]
-    assert "operand_index = (position - padding[:, 0]) / base_dilations = ((4, 0) - (2, 0)) / (2, 1) " \
-           "= (1, 0)" in text
-    assert "position (7, 0) is padding" in text
-    assert win.children[1].dim_roles == {0: "padding", 1: "operand"}
-    assert "acc after w = (1, 0) = add(3, windows[0][1, 0] = 0) = 3" in text
-    assert any("XLA:CPU skips them" in n for n in e.notes)
+    assert text(win.substituted) == "slice(padded_inputs[0], (4, 0), (8, 1), (3, 1))"
+    real, pad = win.children
+    assert real.name == "windows[0][0, 0]" and real.value == 3
+    assert text(real.substituted) == "padded_inputs[0][(4, 0)]"
+    assert real.dim_roles == {0: DimRole("operand"), 1: DimRole("operand")}
+    assert [(c.name, c.value) for c in real.children] == [("position", (4, 0)), ("operand_index", (1, 0)),
+                                                          ("inputs[0][operand_index]", 3)]
+    assert text(real.children[0].substituted) == "(4, 0) + (0, 0) * (3, 1)"
+    assert text(real.children[1].substituted) == "((4, 0) - (2, 0)) / (2, 1)"
+    assert text(real.children[2].substituted) == "%p0[1, 0]"
+    # (7, 0) is below the dilated input (rows 2..6): padding in dim 0 only
+    assert pad.dim_roles == {0: DimRole("padding"), 1: DimRole("operand")}
+    position, value = pad.children
+    assert position.value == (7, 0)
+    assert value.name == "init_values[0]" and value.value == 0
+    assert value.formula.key == "window.rw.padding.formula"
+    assert value.substituted.args["rel"] == (5, 0) and value.substituted.args["dilated_input_shape"] == (5, 2)
+    fold = steps["results[0][result_index]"]
+    assert text(fold.substituted) == "reduce(windows[0], 0, [0, 1], add)"
+    assert [c.name.args["w"] for c in fold.children] == [(0, 0), (1, 0)]
+    assert [(text(c.substituted), c.value) for c in fold.children] == [("add(0, 3)", 3), ("add(3, 0)", 3)]
+    assert [n.key for n in e.notes] == ["window.rw.note.recognized", "window.rw.note.pad_value"]
+    assert e.notes[1].args == {"padding": 1, "holes": 0}
+    assert_substituted_everywhere(e)
 
 
 def test_explain_hole_and_general_body():
     x = np.array([1, 2, 3], np.int32)
     ev = reduce_window([x], [2], ["affine"], (3,), bd=(2,))
     e = explain(ev, 0, (1,))  # positions 1 (hole), 2 (x[1]), 3 (hole)
-    text = format_explanation(e, max_children=10)
-    assert "base-dilation hole" in text
+    win = next(s for s in e.steps if s.name == "windows[0]")
+    assert [c.dim_roles for c in win.children] == [{0: DimRole("hole")}, {0: DimRole("operand")},
+                                                   {0: DimRole("hole")}]
+    hole = win.children[0].children[-1]
+    assert hole.name == "init_values[0]" and hole.value == 2 and hole.formula.key == "window.rw.hole.formula"
+    assert hole.substituted.args["remainder"] == (1,)
     fold = e.steps[-1]
     assert [c.value for c in fold.children] == [5, 11, 23] and e.value == ev.outputs[0][1] == 23
+    assert [text(c.substituted) for c in fold.children] == ["body(2, 2)", "body(5, 2)", "body(11, 2)"]
+    notes = {n.key: n.args for n in e.notes}
+    assert notes["window.rw.note.pad_value"] == {"padding": 0, "holes": 2}
+    assert "window.rw.note.general" in notes
+    assert_substituted_everywhere(e)
+
+
+def test_explain_classifies_operand_padding_and_hole_apart():
+    # the wording fix: a base-dilation hole is a hole, never padding (per position and per dim)
+    x = np.arange(3, dtype=np.int32)
+    ev = reduce_window([x], [0], ["add"], (4,), bd=(2,), pad=[(1, 0)])  # p 0 h 1 h 2
+    e = explain(ev, 0, (0,))
+    win = next(s for s in e.steps if s.name == "windows[0]")
+    assert [c.dim_roles[0] for c in win.children] == [DimRole("padding"), DimRole("operand"), DimRole("hole"),
+                                                      DimRole("operand")]
+    assert window_layout(ev.call, (0,), x.shape).tolist() == ["padding", "operand", "hole", "operand"]
+    assert [c.children[-1].formula.key if c.children[-1].formula else None for c in win.children] == [
+        "window.rw.padding.formula", None, "window.rw.hole.formula", None]
+    assert {n.key: n.args for n in e.notes}["window.rw.note.pad_value"] == {"padding": 1, "holes": 1}
+    # 2-D: a position outside the input in dim 0 and between two inputs in dim 1 is padding,
+    # and its dims say which is which
+    x2 = np.arange(6, dtype=np.int32).reshape(2, 3)
+    ev = reduce_window([x2], [0], ["add"], (2, 2), bd=(1, 2), pad=[(1, 0), (0, 0)])
+    e = explain(ev, 0, (0, 0))
+    win = next(s for s in e.steps if s.name == "windows[0]")
+    by_w = {c.name: c for c in win.children}
+    assert by_w["windows[0][0, 1]"].dim_roles == {0: DimRole("padding"), 1: DimRole("hole")}
+    assert by_w["windows[0][0, 1]"].children[-1].formula.key == "window.rw.padding.formula"
+    assert by_w["windows[0][1, 1]"].dim_roles == {0: DimRole("operand"), 1: DimRole("hole")}
+    assert by_w["windows[0][1, 1]"].children[-1].formula.key == "window.rw.hole.formula"
+    assert by_w["windows[0][1, 0]"].dim_roles == {0: DimRole("operand"), 1: DimRole("operand")}
+    for c in win.children:
+        kinds = {r.kind for r in c.dim_roles.values()}
+        assert kinds <= {"operand", "padding", "hole"}
+
+
+@given(window_cases(max_rank=2), st.data())
+def test_explain_agrees_with_the_padded_input(case, data):
+    shape, wd, ws, bd, wdil, pad, seed = case
+    x = np.random.default_rng(seed).integers(-9, 9, size=shape).astype(np.int32)
+    ev = reduce_window([x], [100], ["add"], wd, ws, bd, wdil, pad)
+    out = ev.outputs[0]
+    ri = tuple(data.draw(st.integers(0, n - 1)) for n in out.shape)
+    e = explain(ev, 0, ri)
+    padded = spec_pad(x, 100, [p[0] for p in pad], [p[1] for p in pad], [b - 1 for b in bd])
+    layout = window_layout(ev.call, ri, x.shape)
+    win = next(s for s in e.steps if s.name == "windows[0]")
+    for c, w in zip(win.children, np.ndindex(*wd), strict=True):
+        position = c.children[0].value
+        assert c.value == padded[position]
+        kind = layout[w]
+        roles = {r.kind for r in c.dim_roles.values()}
+        if kind == "operand":
+            assert roles == {"operand"} and c.children[-1].name == "inputs[0][operand_index]"
+        elif kind == "padding":
+            assert "padding" in roles and c.children[-1].formula.key == "window.rw.padding.formula"
+        else:
+            assert "padding" not in roles and "hole" in roles
+            assert c.children[-1].formula.key == "window.rw.hole.formula"
+    assert e.value == out[ri] == e.steps[-1].children[-1].value
 
 
 # --- select_and_scatter ------------------------------------------------------------------
@@ -600,8 +711,8 @@ def test_sas_constraints():
         (sas_program((4,), (2,), "i32", (2,), (2,), pad=[(0, 0), (0, 0)]), "C8"),
         (sas_program((4,), (2,), "i32", (2,), (2,), result_e="i16"), "C10"),
     ]
-    for text, c in cases:
-        op_ = parse_module(text).funcs[0].body.blocks[0].ops[0]
+    for prog, c in cases:
+        op_ = parse_module(prog).funcs[0].body.blocks[0].ops[0]
         with pytest.raises(VerificationError, match=rf"\({c}\)"):
             lookup(op_.name).verify(OpCall(op_))
     wide = sas_program((4,), (2,), "i32", (2,), (2,), result_e="i64")
@@ -610,24 +721,107 @@ def test_sas_constraints():
     assert ev.outputs[0].dtype == np.int64 and ev.outputs[0].tolist() == [1, 6, 1, 7]
 
 
-def test_sas_explain_text():
+def test_sas_explain():
     x = np.array([[1, 5], [2, 5], [3, 6], [4, 4]], np.int64)
     s = np.array([[5, 6], [7, 8]], np.int64)
     ev = sas(x, s, 0, (3, 1), (2, 1), [(0, 1), (0, 0)])
     e = explain(ev, 0, (2, 1))
-    text = format_explanation(e, max_children=20)
     assert e.value == 14
-    windows = e.steps[1]
-    assert windows.value == 2 and [c.value for c in windows.children] == [6, 14]
-    first = windows.children[0]
-    names = [c.name for c in first.children]
-    assert names[0] == "window_start" and "selected_index" in names
-    assert "select(current = operand[(0, 1)], candidate = operand[(1, 1)]) = True: keep current" in text
-    assert "select(current = operand[(0, 1)], candidate = operand[(2, 1)]) = False: take candidate" in text
-    assert "scatter(result[result_index] = 6, source[source_index] = 8) = 14" in text
-    assert "position (4, 1) is padding: never selected" in text
+    assert [st_.name for st_ in e.steps] == ["init_value", "source_indices", "source_values",
+                                             "result[result_index]"]
+    init, indices, values, res = e.steps
+    assert init.value == 0
+    assert indices.value == [(0, 1), (1, 1)]
+    assert text(indices.substituted).endswith("selected_index(source_index) = (2, 1)]")
+    assert values.value == [6, 8] and text(values.substituted) == "[%src[0, 1], %src[1, 1]]"
+    assert text(res.substituted) == "reduce([[6, 8]], [0], [0], add)" and res.value == 14
+    assert [(c.name, c.value) for c in indices.children] == [("source_index", (0, 1)),
+                                                             ("source_index", (1, 1))]
+    first = indices.children[0]
+    sel, selected, source, running = first.children
+    assert (sel.name, sel.value) == ("selected_index", (2, 1))
+    assert (selected.name, selected.value) == ("selected_values[source_index]", 6)
+    assert text(selected.substituted) == "%x[2, 1]"
+    assert (source.name, source.value) == ("source[source_index]", 6)
+    assert text(source.substituted) == "%src[0, 1]"
+    assert running.name.key == "window.sas.scatter.name" and running.value == 6
+    assert text(running.substituted) == "add(0, 6)"
+    start, *positions = sel.children
+    assert start.value == (0, 1) and text(start.substituted) == "(0, 1) * (2, 1)"
+    assert [p.value for p in positions] == [(0, 1), (1, 1), (2, 1)]
+    w1 = {_key(c): c for c in positions[1].children}
+    assert w1["operand_index"].value == (1, 1) and text(w1["operand_index"].substituted) == "(1, 1) - (0, 0)"
+    assert w1["window.sas.candidate.name"].value == 5
+    assert text(w1["window.sas.candidate.name"].substituted) == "%x[1, 1]"
+    assert w1["window.sas.select.name"].value is True
+    assert text(w1["window.sas.select.name"].substituted) == "select(5, 5)"
+    assert w1["window.sas.current.name"].value == (0, 1)
+    assert text(w1["window.sas.current.name"].substituted) == "True ? (0, 1) : (1, 1)"
+    w2 = {_key(c): c for c in positions[2].children}
+    assert w2["window.sas.select.name"].value is False
+    assert text(w2["window.sas.current.name"].substituted) == "False ? (0, 1) : (2, 1)"
+    # the second window: (4, 1) is padding (below the operand), never selected
+    second = indices.children[1]
+    assert [c.value for c in second.children[1:]] == [6, 8, 14]
+    assert text(second.children[-1].substituted) == "add(6, 8)"
+    last = second.children[0].children[-1]
+    assert last.value == (4, 1) and last.dim_roles == {0: DimRole("padding"), 1: DimRole("operand")}
+    assert [c.value.key for c in last.children] == ["window.sas.padding.value"]
+    assert [n.key for n in e.notes] == ["window.sas.note.count", "window.sas.note.select",
+                                        "window.sas.note.scatter"]
+    assert e.notes[0].args == {"count": 2} and e.notes[2].args == {"kind": "add"}
+    assert_substituted_everywhere(e)
     e0 = explain(ev, 0, (0, 0))
-    assert e0.value == 0 and e0.steps[1].value == 0
+    assert e0.value == 0 and e0.steps[1].value == [] and e0.steps[1].children == []
+    assert e0.notes[0].key == "window.sas.note.select"
+
+
+def test_sas_explain_names_operand_source_and_running_value_apart():
+    # the wording fix: "window selects operand[(1, 1)] = 16" showed the source value (and a
+    # running total) as if it were the operand element. Each number now has its own step.
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    src = np.array([[16, 1], [2, 3]], np.float32)
+    ev = sas(x, src, 0, (2, 2), (2, 2))
+    e = explain(ev, 0, (1, 1))
+    (window,) = e.steps[1].children
+    assert (window.name, window.value) == ("source_index", (0, 0))  # an index, not a number
+    by = {_key(c): c for c in window.children}
+    assert by["selected_index"].value == (1, 1)
+    assert by["selected_values[source_index]"].value == x[1, 1] == 5
+    assert by["source[source_index]"].value == src[0, 0] == 16
+    assert by["window.sas.scatter.name"].value == 16 and text(by["window.sas.scatter.name"].substituted) == \
+        "add(0.0, 16.0)"
+    assert e.steps[1].value == [(0, 0)]  # source_indices holds the source indices, not their count
+    for top in e.steps:
+        for s in _walk(top):
+            if s.name in ("source_indices", "source_index"):
+                assert not isinstance(s.value, (int, np.integer))
+
+
+def test_sas_explain_accumulates_overlapping_windows():
+    x = np.array([[7, 2, 5, 3], [3, 9, 1, 1]], np.int32)
+    s = np.array([[2, 6, 3]], np.int32)
+    ev = sas(x, s, 0, (2, 2), (1, 1))
+    e = explain(ev, 0, (1, 1))
+    assert e.steps[1].value == [(0, 0), (0, 1)]
+    runs = [w.children[-1] for w in e.steps[1].children]
+    assert [(r.name.args["n"], text(r.substituted), r.value) for r in runs] == [(1, "add(0, 2)", 2),
+                                                                               (2, "add(2, 6)", 8)]
+    assert [w.children[1].value for w in e.steps[1].children] == [9, 9]  # the operand element each time
+    assert [w.children[2].value for w in e.steps[1].children] == [2, 6]  # the source elements
+    assert e.value == 8
+
+
+def test_sas_animation_captions_are_messages():
+    x = np.array([[1, 5], [2, 5], [3, 6], [4, 4]], np.int64)
+    s = np.array([[5, 6], [7, 8]], np.int64)
+    ev = sas(x, s, 0, (3, 1), (2, 1), [(0, 1), (0, 0)])
+    steps = provenance(ev).animation_steps(ev.call, ev.inputs, ev.outputs, [(0, (2, 1))])
+    assert [st_.caption.key for st_ in steps] == ["window.sas.anim.select", "window.sas.anim.scatter"] * 2
+    select, scatter = steps[2].caption.args, steps[3].caption.args
+    assert (select["source_index"], select["selected_index"], select["value"]) == ("1, 1", "2, 1", 6)
+    assert (scatter["value"], scatter["before"], scatter["after"]) == (8, 6, 14)
+    assert text(steps[3].caption) == "window 2/2: scatter %src[1, 1] = 8 -> %r[2, 1] = add(6, 8) = 14"
 
 
 def test_rank0_reduce_window_and_sas():

@@ -56,7 +56,7 @@ def _step_rows(table: Table, step: Step, depth: int, number: str) -> None:
         line.append("  " + text(Msg("explain.before_clamp", value=step.before_clamp)), style="italic")
     if step.dim_roles:
         line.append("\n" + text(Msg("explain.dims", roles="")), style="dim")
-        for k, (d, role) in enumerate(step.dim_roles.items()):
+        for k, (d, role) in enumerate(sorted(step.dim_roles.items())):
             if k:
                 line.append(", ", style="dim")
             line.append(f"{d}: {text(role.message())}", style=dim_color(role.kind))
