@@ -1439,8 +1439,9 @@ def _contraction_schemas() -> None:
                                     "rhs": [[[1, 0], [0, 1]], [[1, 0], [0, 1]]]}}},
         dot_build, doc="general dot product: batch, contract, outer product of the rest"))
 
+    # the default pads the 5x5 image by 1 (a 7x7 frame), so the explorer shows padding at once
     register_schema(OpSchema("stablehlo.convolution", _conv_example_params(
-        "low,high padding per spatial dim, or one int for all", 0,
+        "low,high padding per spatial dim, or one int for all", 1,
     ), {"default": {},
         "spec-example": {"lhs": (1, 4, 4, 1), "rhs": (3, 3, 1, 1), "stride": (4, 4), "padding": 0,
                          "lhs_dilation": (2, 2), "rhs_dilation": (1, 1), "window_reversal": (0, 0),

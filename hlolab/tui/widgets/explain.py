@@ -48,9 +48,10 @@ def _step_rows(table: Table, step: Step, depth: int, number: str) -> None:
     line = Text()
     parts = step_parts(step)
     line.append(parts[0], style="bold")
+    # name = formula, then "= numbers" and "= value" on lines of their own once there are numbers
     for k, part in enumerate(parts[1:], start=1):
-        line.append(" = ")
         last = k == len(parts) - 1
+        line.append("\n= " if k > 1 and len(parts) > 3 else " = ")
         line.append(part, style="bold" if last else "dim" if k == 1 else "")
     if step.before_clamp is not None:
         line.append("  " + text(Msg("explain.before_clamp", value=step.before_clamp)), style="italic")
