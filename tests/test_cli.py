@@ -162,9 +162,13 @@ def test_explain_a_reduce_window_element_on_padding(capsys):
     x = f"[dense<{[rows]}> : tensor<1x6x6x1xf32>]"
     assert main(["explain", "--example", "maxpool", "--args", x, "--value", "%1", "--index", "0,0,0,0"]) == 0
     out = capsys.readouterr().out
-    assert "stablehlo.reduce_window result[0, 0, 0, 0] = 7.0" in out
+    assert "reduce_window result[0, 0, 0, 0] = 7.0" in out
     assert "window_start = result_index * window_strides = (0, 0, 0, 0) * (1, 2, 2, 1) = (0, 0, 0, 0)" in out
-    assert "position (0, 0, 0, 0) is padding = -inf" in out
+    # window element (0, 0, 0, 0) lies in the padding of dims 1 and 2: the pad value (init) -inf
+    first = out.split("windows[0][0, 0, 0, 0] = ")[1].split("windows[0][0, 0, 1, 0]")[0]
+    assert "dims: 0: operand, 1: padding, 2: padding, 3: operand" in first
+    assert "(0, 0, 0, 0) - (0, 1, 1, 0) = (0, -1, -1, 0) outside [0, (1, 6, 6, 1))" in first
+    assert first.rstrip().endswith("= -inf")
     sources = out.split("sources:\n")[1].split("next step back:\n")[0].splitlines()
     assert out.split("next step back:\n")[1].splitlines() == [
         "  %cst = stablehlo.constant (line 4)", "  %arg0 = argument of @main"]

@@ -636,10 +636,10 @@ def test_explain_pad_hole_and_low_edge():
 def test_explain_pad_calls_dilation_holes_holes():
     """A position between two operand elements is a hole (interior padding), not edge padding."""
     e = spec_pad().explain((1, 0))
-    assert text(e.steps[1].dim_roles[0].message()) == "interior padding (hole)"
+    assert text(e.steps[1].dim_roles[0].message()) == "hole (between dilated elements)"
     assert text(steps(e)["operand_index"][0]) == "1/2 not an integer: a hole between two elements"
-    assert text(e.notes[0]).endswith(": dim 0 is interior padding (hole); dim 1 is low edge padding")
-    assert "dims: 0: interior padding (hole), 1: low edge padding" in format_explanation(e)
+    assert text(e.notes[0]).endswith(": dim 0 is hole (between dilated elements); dim 1 is low edge padding")
+    assert "dims: 0: hole (between dilated elements), 1: low edge padding" in format_explanation(e)
 
 
 def test_explain_pad_high_edge():
