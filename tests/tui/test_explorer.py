@@ -415,3 +415,32 @@ def test_quit_with_parameter_edits_that_do_not_build_asks():
         assert app.return_code == 0
 
     run(body)
+
+
+def test_convolution_explorer_shows_spatial_planes_with_the_channel_as_slice():
+    # default NHWC: lhs 1x5x5x1 read in its 7x7 frame (padding 1), kernel 3x3x1x1 (HWIO)
+    async def body():
+        async with HloLabApp(open_op="convolution").run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            screen = pilot.app.screen
+            lhs, rhs, result = screen.grid("operand0"), screen.grid("operand1"), screen.grid("result0")
+            assert lhs.value.shape == (1, 7, 7, 1) and lhs.grid_axes == (1, 2)
+            assert rhs.value.shape == (3, 3, 1, 1) and rhs.grid_axes == (0, 1)  # HWIO: H and W
+            assert result.value.shape == (1, 5, 5, 1) and result.grid_axes == (1, 2)
+            lines = [lhs.render_line(y).text for y in range(lhs.size.height)]
+            assert lines[0].startswith("slice [0, :, :, 0] of 1x1")
+            assert lines[1].split() == [str(c) for c in range(7)]  # seven frame columns
+            # the chosen output element's window: a 3x3 block of the frame, one kernel cell each
+            idx = result.index
+            assert idx == (0, 2, 2, 0)
+            window = {k for k, role in lhs.highlights.items() if role == "window"}
+            assert window == {(0, r, c, 0) for r in range(2, 5) for c in range(2, 5)}
+            assert {k for k, role in rhs.highlights.items() if role == "kernel"} == \
+                {(r, c, 0, 0) for r in range(3) for c in range(3)}
+            # the corner element reads padding: its window includes frame row 0 and column 0
+            result.move_cursor((0, 0, 0, 0))
+            await pilot.pause()
+            text = screen.query_one("#explain").text
+            assert "convolution result[0, 0, 0, 0]" in text and "padding" in text
+
+    run(body)

@@ -60,3 +60,10 @@ def test_explorer_invalid_parameter(snap_compare):
 
 def test_explorer_reduce_window_padding(snap_compare):
     assert snap_compare(HloLabApp(open_op="reduce_window"), terminal_size=(120, 40), run_before=_steady)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_explorer_convolution_spatial_planes(snap_compare, size):
+    """The NHWC input as its 5x5 image padded to a 7x7 frame, the 3x3 kernel plane, the
+    channel as the slice selector."""
+    assert snap_compare(HloLabApp(open_op="convolution"), terminal_size=size, run_before=_steady)
