@@ -513,6 +513,16 @@ def _input(o: Operand, given: Any, fill: str, rng: np.random.Generator, offset: 
 
 # --- make_example ------------------------------------------------------------------------
 
+def build_parts(schema: OpSchema, values: dict[str, Any]) -> OpParts:
+    """The op ``schema`` builds from resolved ``values``; a ParamError naming the values when
+    they make no op (a schema's shape formula met values it did not expect)."""
+    try:
+        return schema.build(values)
+    except (ValueError, IndexError, KeyError, TypeError, ZeroDivisionError) as e:
+        raise ParamError(f"{schema.op}: these parameters do not make a valid op ({e}): "
+                         + ", ".join(f"{k}={schema.param(k).format(v)}" for k, v in values.items())) from None
+
+
 def make_example(name: str, preset: str = "default", params: dict[str, str | Any] | None = None,
                  fill: str = "iota", seed: int = 0, inputs: dict[str, Any] | None = None) -> OpExample:
     """Op ``name`` as a verified one-op program: the preset's values overridden by ``params``.
@@ -522,12 +532,7 @@ def make_example(name: str, preset: str = "default", params: dict[str, str | Any
     if schema is None:
         raise ParamError(f"no parameter schema for op '{name}'; ops with one: " + ", ".join(schema_ops()))
     values = schema.resolve(preset, params)
-    try:
-        parts = schema.build(values)
-    except (ValueError, IndexError, KeyError, TypeError, ZeroDivisionError) as e:
-        # a schema's shape formula met values it did not expect: still a clean error
-        raise ParamError(f"{schema.op}: these parameters do not make a valid op ({e}): "
-                         + ", ".join(f"{k}={schema.param(k).format(v)}" for k, v in values.items())) from None
+    parts = build_parts(schema, values)
     for o in [*parts.operands, *parts.captures]:  # refuse before the fill allocates
         n = math.prod(int(d) for d in o.type.static_shape())
         if n > ELEMENT_BUDGET:

@@ -131,17 +131,33 @@ def write_program(session: Any, trace: Any, fmt: str, out: str | Path | None, la
 # --- the gallery ------------------------------------------------------------------------
 
 # (op, parameters over its spec example / default, file stem): one diagram and one animation each
-GALLERY_OPS: tuple[tuple[str, dict[str, str], str], ...] = tuple(
-    (op, {}, op) for op in ("gather", "scatter", "pad", "slice", "dynamic_slice", "dynamic_update_slice",
-                            "concatenate", "transpose", "broadcast_in_dim", "reshape", "reverse",
-                            "convolution", "reduce_window", "select_and_scatter", "dot_general", "reduce")
-) + (("convolution", {"lhs": "1x5x5x1", "rhs": "3x3x1x1", "stride": "2", "padding": "1"},
-      "convolution_padded_strided"),)
+# the op families the gallery draws (ops that move or combine elements), in the TUI's group order
+GALLERY_FAMILIES = ("shape", "indexing", "slicing", "sort", "window", "reduction", "contraction")
+# instances beyond each op's default / spec example: (op, parameters, file stem)
+GALLERY_EXTRA: tuple[tuple[str, dict[str, str], str], ...] = (
+    ("convolution", {"lhs": "1x5x5x1", "rhs": "3x3x1x1", "stride": "2", "padding": "1"},
+     "convolution_padded_strided"),
+)
+
+
+def gallery_ops() -> tuple[tuple[str, dict[str, str], str], ...]:
+    """What the gallery draws: every op with a parameter schema and provenance whose declared
+    family moves or combines elements (grouped as the TUI groups them), then GALLERY_EXTRA."""
+    from hlolab.ops.examples import schema_ops
+    from hlolab.ops.registry import FAMILY_GROUPS, GROUP_ORDER, all_ops
+
+    defs = all_ops()
+    names = [n for n in schema_ops() if defs[n].family in GALLERY_FAMILIES and defs[n].provenance is not None]
+    names.sort(key=lambda n: (GROUP_ORDER.index(FAMILY_GROUPS[defs[n].family]), n))
+    short = [n.removeprefix("stablehlo.") for n in names]
+    return tuple((n, {}, n) for n in short) + GALLERY_EXTRA
+
+
 GALLERY_FRAMES = 36
 GALLERY_PROGRAM = ("conv_maxpool", "%2", (0, 1, 1, 0))  # built-in example, value, element to trace
 
 
-def write_gallery(directory: str | Path, ops: Sequence[tuple[str, dict[str, str], str]] = GALLERY_OPS, *,
+def write_gallery(directory: str | Path, ops: Sequence[tuple[str, dict[str, str], str]] | None = None, *,
                   progress: bool = False, program: bool = True) -> list[Path]:
     """One diagram (PNG) and one animation (GIF) per op, the spec example where the spec has one,
     plus a traced program view; ``index.md`` lists each with the command that makes it."""
@@ -151,7 +167,7 @@ def write_gallery(directory: str | Path, ops: Sequence[tuple[str, dict[str, str]
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     rows = []
-    for name, params, stem in ops:
+    for name, params, stem in ops if ops is not None else gallery_ops():
         schema = schema_for(name)
         if schema is None:
             raise HloLabError(f"gallery: no parameter schema for '{name}'")

@@ -112,7 +112,7 @@ def test_committed_gallery_is_current(tmp_path):
 
     Regenerate with: hlolab export --gallery assets/gallery"""
     listed = (GALLERY / "index.md").read_text()
-    for _, _, stem in export.GALLERY_OPS:
+    for _, _, stem in export.gallery_ops():
         assert f"![{stem}]({stem}.png)" in listed and (GALLERY / f"{stem}.gif").is_file()
     for stem in ("pad", "gather"):
         fresh, _ = export.write(export.op_target(stem, "spec-example"), "png", tmp_path / f"{stem}.png")

@@ -43,7 +43,7 @@ from textual.widgets import Button, Footer, Header, Label, Static
 from textual.worker import Worker, WorkerState
 
 from hlolab.errors import HloLabError
-from hlolab.ops.examples import OpExample, OpSchema, ParamError, make_example, schema_for
+from hlolab.ops.examples import OpExample, OpSchema, ParamError, build_parts, make_example, schema_for
 from hlolab.trace.roles import ROLE_ORDER
 from hlolab.tui.widgets.explain import ExplainPanel
 from hlolab.tui.widgets.grid import TensorGrid
@@ -121,12 +121,7 @@ def build(request: Request) -> Built:
 
 
 def _check_size(schema: OpSchema, request: Request) -> None:
-    try:
-        parts = schema.build(schema.resolve(request.preset, dict(request.params)))
-    except HloLabError:
-        raise
-    except Exception:  # noqa: BLE001 - make_example reports bad parameters with their names
-        return
+    parts = build_parts(schema, schema.resolve(request.preset, dict(request.params)))
     n = _elements([o.type for o in parts.operands] + list(parts.results))
     if n > ELEMENT_LIMIT:
         raise ParamError(f"these parameters make tensors of {n:,} elements in all; the explorer "
