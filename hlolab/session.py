@@ -461,6 +461,12 @@ class Session:
                         c.inputs[i] = Dropped(x.shape, x.dtype)
             self._stored_bytes -= nbytes
 
+    def process_of(self, d: Def) -> int:
+        """The process a value binding belongs to (0 in single-process programs)."""
+        if d[0] <= ARGS_NODE:
+            return ARGS_NODE - d[0]
+        return self.instance(d[0]).frame.process
+
     def value_of(self, d: Def) -> Any:
         """The value ``d`` names, recomputed if the history dropped it."""
         todo = [d]

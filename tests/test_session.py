@@ -301,3 +301,23 @@ def test_a_stale_interrupt_does_not_stop_the_next_command():
     assert s.step(3).reason == "step" and s.cursor == 3
     s.interrupt()
     assert s.run(max_steps=10).reason == "budget" and s.cursor == 13
+
+
+def test_values_frames_and_sources_carry_process_zero():
+    # single-process programs run as process 0: the identity of a binding, a frame and a
+    # provenance source all say so (collectives add other processes without new types)
+    from hlolab.interp.engine import ARGS_NODE, args_node
+
+    s = Session("""
+    func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+      %0 = stablehlo.add %a, %a : tensor<2xf32>
+      return %0 : tensor<2xf32>
+    }""")
+    s.bind([np.array([1.0, 2.0], np.float32)])
+    s.run()
+    assert args_node(0) == ARGS_NODE and args_node(2) == ARGS_NODE - 2
+    d = s.find("%0")
+    assert s.process_of(d) == 0 and s.process_of((ARGS_NODE, 0)) == 0 and s.process_of((args_node(3), 0)) == 3
+    ev = s.instance(d[0])
+    assert ev.frame.process == 0 and ev.frame.describe() == "@main op 0"
+    assert {src.process for src in ev.provenance().sources(0, (1,))} == {0}

@@ -35,12 +35,21 @@ RETURN_OPS = frozenset({"func.return", "return", "stablehlo.return"})
 # while) needs the hard stop, which ends the run.
 STEPPER_INTERRUPT_GRACE = 1000
 
-# Where a value came from: (node id, result number). Node ``ARGS_NODE`` holds the
-# entry function's arguments; every other node is an executed op instance
-# (``OpRun.id``). Region and function arguments are not nodes: they take the
-# definition of the value bound to them, so dataflow links skip the aliasing.
+# Where a value came from: (node id, result number). Node ``args_node(p)`` holds
+# process p's entry arguments (``ARGS_NODE`` for process 0: 0, -1, -2, ...); every
+# other node is an executed op instance (``OpRun.id`` > 0, counted across
+# processes), whose frame carries its process. So a Def names its process too
+# (``Session.process_of``). Region and function arguments are not nodes: they take
+# the definition of the value bound to them, so dataflow links skip the aliasing.
 Def = tuple[int, int]
-ARGS_NODE = 0
+
+
+def args_node(process: int = 0) -> int:
+    """The node holding process ``process``'s entry arguments."""
+    return -process
+
+
+ARGS_NODE = args_node(0)
 
 
 @dataclass(frozen=True)
