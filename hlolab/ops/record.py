@@ -347,9 +347,11 @@ def member(key: str, struct: str, name: str = "") -> Member:
 _NO_DEFAULT = dataclasses.MISSING
 
 
-def attr(codec: Codec, default: Any = _NO_DEFAULT) -> Any:
-    """A record field stored by ``codec``; without ``default`` the attribute is required."""
-    return dataclasses.field(default=default, metadata={"ir": codec})
+def attr(codec: Codec, default: Any = _NO_DEFAULT, *, always: bool = False) -> Any:
+    """A record field stored by ``codec``; without ``default`` the attribute is required.
+    ``always``: written even at its default (upstream's parser requires it, e.g.
+    convolution's feature_group_count), though a text without it still reads."""
+    return dataclasses.field(default=default, metadata={"ir": codec, "always": always})
 
 
 R = TypeVar("R", bound="Attrs")
@@ -376,6 +378,12 @@ class Attrs:
             if codec is not None:
                 out.append((f.name, codec, f.default))
         return out
+
+    @classmethod
+    def always_written(cls) -> frozenset[str]:
+        """The IR keys ``to_ir`` writes even at their defaults."""
+        return frozenset(f.metadata["ir"].key for f in dataclasses.fields(cls)
+                         if f.metadata.get("always"))
 
     @classmethod
     def ir_names(cls) -> frozenset[str]:
@@ -415,13 +423,15 @@ class Attrs:
         present: tuple[str, ...] = getattr(self, "_present", ())
         out: dict[str, Attr] = {}
         groups: dict[str, list[tuple[Member, str, Any]]] = {}
+        always = self.always_written()
         for name, codec, default in self.codecs():
             v = getattr(self, name)
             if isinstance(codec, Member):
                 groups.setdefault(codec.key, []).append((codec, name, v))
                 out.setdefault(codec.key, None)  # type: ignore[arg-type]  # keep field order
                 continue
-            if default is not _NO_DEFAULT and _same(v, default) and codec.key not in present:
+            if default is not _NO_DEFAULT and _same(v, default) and codec.key not in present \
+                    and codec.key not in always:
                 continue
             if isinstance(codec, Unit) and not v:
                 continue

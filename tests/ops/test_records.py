@@ -157,3 +157,13 @@ def _syntax_names(name: str) -> frozenset[str] | None:
 def test_record_and_pretty_syntax_name_the_same_attributes(name: str) -> None:
     rec = all_ops()[name].attrs
     assert _syntax_names(name) == rec.ir_names()
+
+
+def test_required_upstream_attributes_are_written_at_their_defaults():
+    # upstream's convolution requires feature_group_count and batch_group_count, even at 1
+    from hlolab.ops.contraction import ConvolutionAttrs
+    from hlolab.ops.examples import make_example
+
+    assert ConvolutionAttrs.always_written() == {"feature_group_count", "batch_group_count"}
+    text = make_example("convolution").text
+    assert "batch_group_count = 1 : i64" in text and "feature_group_count = 1 : i64" in text
