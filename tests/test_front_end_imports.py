@@ -20,9 +20,6 @@ FRONT_ENDS = {"hlolab.tui": REPO / "hlolab" / "tui", "hlolab.render": REPO / "hl
 
 # (file relative to hlolab/, imported module) -> why it is allowed for now
 KNOWN: dict[tuple[str, str], str] = {
-    ("tui/screens/explorer.py", "hlolab.render.opview"):
-        "the explorer's grids come from OpView; its grid axes and frame map move into the trace "
-        "package's provenance/explain contract next (issue 22, next step)",
     ("tui/screens/explorer.py", "hlolab.render.export"): "the explorer's export key writes PNG/GIF",
 }
 # the CLI is the launcher: it starts the TUI and runs the export command

@@ -1,57 +1,29 @@
-"""One op instance on a board: its operands and results, and the cells each
-result element derives from, by role.
+"""One op instance on a board: ``hlolab.trace.view.OpCells`` (its tensors, frames,
+grid axes and each element's source cells, from the op's own provenance) laid out
+with operands left and results right, and painted.
 
-Everything here comes from the op's own provenance (``OpRun.provenance()``),
-so any op with provenance draws, with no per-op code: fan-in ops give their
-windows (``FanInProvenance.window``), the others their sources. An operand
-read through a padded / dilated frame (``Provenance.frames``: reduce_window's
-padded base, a convolution's padded and lhs-dilated input) is drawn in that
-frame, so padding and dilation holes are cells the window can land on.
+An operand read through a padded / dilated frame (reduce_window's padded base, a
+convolution's padded and lhs-dilated input) is drawn in that frame, so padding
+and dilation holes are cells the window can land on.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from hlolab.render import style
 from hlolab.render.layout import Board, TensorLayout
-from hlolab.trace.provenance import FrameMap, value_shape
+from hlolab.trace.view import CellGroup, OpCells
 
 COLUMN_GAP = 5.0   # between the operand column and the result column
 ROW_GAP = 2.2      # between tensors stacked in one column (room for the label)
 
-
-@dataclass(frozen=True)
-class CellGroup:
-    """Cells of one drawn tensor that play one role for a result element.
-
-    ``key`` names the drawn tensor (``operand0``, ``result0``); ``indices`` is
-    int64 ``[n, rank]`` in that tensor's drawn coordinates (frame coordinates
-    for an operand drawn in its frame).
-    """
-
-    key: str
-    role: str
-    indices: np.ndarray
+__all__ = ["CellGroup", "OpView", "COLUMN_GAP", "ROW_GAP"]
 
 
-def _rows(a: np.ndarray) -> np.ndarray:
-    """Distinct index rows of an ``[n, rank]`` array, in first-seen order."""
-    a = np.asarray(a, dtype=np.int64)
-    if len(a) == 0:
-        return a
-    if a.shape[1] == 0:
-        return a[:1]
-    _, first = np.unique(a, axis=0, return_index=True)
-    return a[np.sort(first)]
-
-
-class OpView:
-    """Operands (left column) and results (right column) of an executed op.
+class OpView(OpCells):
+    """Operands (left column) and results (right column) of an executed op, on a board.
 
     ``focus`` lists (result, index) elements that must stay visible, with their
     sources, when large tensors are elided.
@@ -59,140 +31,10 @@ class OpView:
 
     def __init__(self, event: Any, focus: Sequence[tuple[int, tuple[int, ...]]] = (),
                  *, x: float = 0.0, y: float = 1.2):
-        self.event = event
-        self.op = event.op
-        self.inputs = list(event.inputs)
-        self.outputs = list(event.outputs)
-        self.prov = event.provenance()
-        self.frames: dict[int, FrameMap] = dict(getattr(self.prov, "frames", {}) or {}) \
-            if self.prov is not None else {}
+        super().__init__(event, focus)
         self.x, self.y = x, y
-        keep: dict[str, list[tuple[int, ...]]] = {}
-        for result, index in focus:
-            keep.setdefault(f"result{result}", []).append(tuple(index))
-            for g in self.element_cells(result, index):
-                keep.setdefault(g.key, []).extend(tuple(int(i) for i in row) for row in g.indices)
-        self.keep = keep
         self.board: Board | None = None
 
-    # --- names and shapes ------------------------------------------------------------
-    def operand_name(self, i: int) -> str:
-        ops = self.op.operands
-        return ops[i].name if i < len(ops) else f"operand #{i}"
-
-    def result_name(self, r: int) -> str:
-        res = self.op.results
-        return res[r].name if r < len(res) else f"result #{r}"
-
-    def _type_text(self, x: np.ndarray) -> str:
-        from hlolab.types import element_type_of_dtype
-
-        dims = "x".join(str(d) for d in x.shape)
-        et = element_type_of_dtype(x.dtype)
-        return f"tensor<{dims + 'x' if dims else ''}{et}>"
-
-    def drawn(self, key: str) -> tuple[str, np.ndarray, np.ndarray | None]:
-        """(label, values, frame kinds) of the drawn tensor ``key``."""
-        kind, k = key.rstrip("0123456789"), int(key[len(key.rstrip("0123456789")):])
-        if kind == "result":
-            x = np.asarray(self.outputs[k])
-            return f"{self.result_name(k)} : {self._type_text(x)}", x, None
-        x = np.asarray(self.inputs[k])
-        label = f"{self.operand_name(k)} : {self._type_text(x)}"
-        fm = self.frames.get(k)
-        if fm is None:
-            return label, x, None
-        kinds = fm.kinds(x.shape)
-        values = np.full(fm.shape, self._pad_value(fm, x), dtype=x.dtype)
-        real = kinds == 0
-        if real.any():
-            oi = fm.operand_index()
-            values[real] = x[tuple(o[real] for o in oi)]
-        frame = "x".join(str(d) for d in fm.shape)
-        return f"{label}, read in its padded frame {frame}", values, kinds
-
-    def grid_axes(self, key: str) -> tuple[int, int] | None:
-        """The two axes of tensor ``key`` the op draws as rows and columns (a convolution's
-        spatial dims); None: the last two."""
-        axes = getattr(self.prov, "grid_axes", None) if self.prov is not None else None
-        got = (axes or {}).get(key)
-        return None if got is None else (int(got[0]), int(got[1]))
-
-    def _pad_value(self, fm: FrameMap, x: np.ndarray) -> Any:
-        for po in fm.pad_operands:
-            if po is not None and po < len(self.inputs):
-                v = np.asarray(self.inputs[po])
-                if v.ndim == 0:
-                    return v[()]
-        return np.zeros((), dtype=x.dtype)[()]
-
-    def keys(self) -> list[str]:
-        """Drawn tensors: every tensor operand, then every tensor result."""
-        out = [f"operand{i}" for i, v in enumerate(self.inputs) if value_shape(v) is not None]
-        return out + [f"result{r}" for r, v in enumerate(self.outputs) if value_shape(v) is not None]
-
-    # --- provenance of one element -----------------------------------------------------
-    def element_cells(self, result: int, index: Sequence[int]) -> list[CellGroup]:
-        """The cells result element ``index`` derives from, grouped by (tensor, role)."""
-        idx = tuple(int(i) for i in index)
-        if self.prov is None:
-            return []
-        groups: list[CellGroup] = []
-        if hasattr(self.prov, "window"):
-            for fv in self.prov.window(result, idx):
-                groups += self._fan_cells(fv)
-        else:
-            by: dict[tuple[int | None, str], list[tuple[int, ...]]] = {}
-            for s in self.prov.sources(result, idx):
-                by.setdefault((s.operand, s.role), []).append(s.index)
-            for (operand, role), rows in by.items():
-                groups += self.source_cells(operand, role, rows)
-        return [g for g in groups if len(g.indices)]
-
-    def _framed(self, operand: int | None) -> FrameMap | None:
-        for fm in self.frames.values():
-            if operand == fm.operand or operand in fm.pad_operands:
-                return fm
-        return None
-
-    def _fan_cells(self, fv: Any) -> list[CellGroup]:
-        valid = np.asarray(fv.valid, dtype=bool)
-        fm = self._framed(fv.operand)
-        out: list[CellGroup] = []
-        if fm is not None and fv.position is not None:
-            pos = np.asarray(fv.position)[valid].reshape(int(valid.sum()), len(fm.shape))
-            key = f"operand{fm.operand}"
-            if fv.role == "pad_value":
-                x = np.asarray(self.inputs[fm.operand])
-                kinds = fm.kinds(x.shape)[tuple(pos.T)] if len(pos) else np.zeros(0, np.int8)
-                out.append(CellGroup(key, "pad_value", _rows(pos[kinds != 2])))
-                out.append(CellGroup(key, "dilation_hole", _rows(pos[kinds == 2])))
-            else:
-                out.append(CellGroup(key, fv.role, _rows(pos)))
-            if fv.operand is None or fv.operand == fm.operand:
-                return out
-        if fv.operand is None or value_shape(self.inputs[fv.operand]) is None:
-            return out
-        index = np.asarray(fv.index)
-        rank = index.shape[-1]
-        rows = index[valid].reshape(-1, rank) if rank else np.zeros((int(valid.sum()), 0), np.int64)
-        out.append(CellGroup(f"operand{fv.operand}", fv.role, _rows(rows)))
-        return out
-
-    def source_cells(self, operand: int | None, role: str, rows: list[tuple[int, ...]]) -> list[CellGroup]:
-        fm = self._framed(operand)
-        if operand is None:
-            if fm is None:
-                return []
-            return [CellGroup(f"operand{fm.operand}", role, _rows(np.asarray(rows, dtype=np.int64)))]
-        if value_shape(self.inputs[operand]) is None:
-            return []
-        arr = np.asarray(rows, dtype=np.int64).reshape(len(rows), -1)
-        if fm is not None and fm.operand == operand:
-            arr = np.asarray([fm.to_frame(r) for r in arr], dtype=np.int64).reshape(len(rows), -1)
-        return [CellGroup(f"operand{operand}", role, _rows(arr))]
-
-    # --- the board ---------------------------------------------------------------------
     def build(self, title: str = "", board: Board | None = None, show_values: bool = True) -> Board:
         """Lay the tensors out (operands left, results right) and draw the figure."""
         b = board or Board(title)

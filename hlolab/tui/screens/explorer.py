@@ -3,7 +3,7 @@
 Parameters (left) rebuild the op in a worker thread: ``make_example`` ->
 ``Session`` -> run, so the UI never blocks. Operands and results are
 ``TensorGrid``s; the cursor on a result highlights its sources by role
-(``OpView.element_cells``: the renderers' own logic), the cursor on an
+(``OpCells.element_cells``: what the renderers draw too), the cursor on an
 operand highlights the result elements it flows into (the set form
 ``Provenance.fwd`` on a one-element mask). The explain panel draws the op's
 ``Explanation`` of the selected result element.
@@ -66,7 +66,7 @@ class Built:
     example: OpExample
     session: Any  # hlolab.session.Session
     event: Any  # hlolab.interp.engine.OpRun
-    view: Any  # hlolab.render.opview.OpView
+    view: Any  # hlolab.trace.view.OpCells
     generation: int = 0
     operands: list[tuple[str, Any]] | None = None  # (name, TensorType) of the @main arguments
 
@@ -89,7 +89,7 @@ def _elements(types: list[Any]) -> int:
 
 def build(request: Request) -> Built:
     """Make, run and view the op of ``request`` (raises HloLabError with the user message)."""
-    from hlolab.render.opview import OpView
+    from hlolab.trace.view import OpCells
     from hlolab.session import Session
 
     schema = schema_for(request.op)
@@ -117,7 +117,7 @@ def build(request: Request) -> Built:
     if not runs:
         raise HloLabError(f"the example program ran no {ex.op}")
     event = session.event(runs[-1].id)
-    return Built(request, ex, session, event, OpView(event), operands=operands)
+    return Built(request, ex, session, event, OpCells(event), operands=operands)
 
 
 def _check_size(schema: OpSchema, request: Request) -> None:
