@@ -30,6 +30,7 @@ import numpy as np
 
 from hlolab.errors import ExecutionError
 from hlolab.messages import Msg
+from hlolab.ops import index_map
 from hlolab.ops.common import check_value, dims_fit, operand_tensor, reject_quantized, sliding_windows
 from hlolab.ops.record import Attrs, InferError, Partial, attr, boolean, ints, member, record
 from hlolab.ops.registry import OpCall, op
@@ -38,7 +39,7 @@ from hlolab.trace.explain import DimRole, Explanation, Step
 from hlolab.trace.provenance import IndexMapProvenance, Link, check_index, index_link, value_shape
 from hlolab.types import ElementType, QuantizedElementType, TensorType
 
-Index = tuple[np.ndarray, ...]  # per-dimension index arrays (broadcastable), or 0-d arrays
+Index = index_map.Index
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -307,10 +308,7 @@ def infer_dynamic_gather(a: GatherDims, types: list[Any]) -> list[TensorType | P
 def start_indices_as_int64(start_indices: np.ndarray) -> np.ndarray:
     """The start indices as int64, exact except ui64 values above 2**63 - 1, which are
     capped there (any start that large clamps to the same place)."""
-    a = np.asarray(start_indices)
-    if a.dtype == np.uint64:
-        a = np.minimum(a, np.uint64(_INT64_MAX))
-    return a.astype(np.int64)
+    return index_map.indices_as_int64(start_indices, _INT64_MAX)
 
 
 @dataclass
@@ -330,62 +328,41 @@ class GatherIndices:
 
 
 def gather_indices(result_index: Index, start_indices: np.ndarray, operand_shape: Sequence[int],
-                   dims: GatherDims, slice_sizes: Sequence[int]) -> GatherIndices:
+                   dims: GatherDims, slice_sizes: Sequence[int], full_grid: bool = False) -> GatherIndices:
     """operand_index (and every piece of it) for result indices, vectorized.
 
     ``start_indices`` must already be int64 (``start_indices_as_int64``).
+    ``full_grid``: ``result_index`` is the whole ``index_grid`` of the result, so
+    start_index is read as copy-free views.
     """
-    rank_si = start_indices.ndim
+    rank = len(operand_shape)
     ivd = dims.index_vector_dim
-    zero = np.zeros((), dtype=np.int64)
     batch_dims = batch_dims_of(len(result_index), dims.offset_dims)
-    batch_index = [np.asarray(result_index[d], dtype=np.int64) for d in batch_dims]
-    # start_index = start_indices[bi0, ..., :, ..., biN] (":" at index_vector_dim)
-    start_positions: list[tuple[np.ndarray, ...]] = []
-    if ivd < rank_si:
-        for k in range(len(dims.start_index_map)):
-            pos = list(batch_index)
-            pos.insert(ivd, np.asarray(k, dtype=np.int64))
-            start_positions.append(tuple(pos))
-    else:  # [start_indices[batch_index]]
-        start_positions.append(tuple(batch_index))
-    start_index = [start_indices[pos] for pos in start_positions]
-    unclamped = [zero] * len(operand_shape)
-    full_start_index = [zero] * len(operand_shape)
-    for d_start, d_operand in enumerate(dims.start_index_map):
+    batch_index = index_map.index_at(result_index, batch_dims)
+    start_positions = index_map.start_index_positions(batch_index, ivd, start_indices.ndim,
+                                                      len(dims.start_index_map))
+    if full_grid:
+        start_index = index_map.start_index_on_grid(start_indices, ivd, batch_dims, len(result_index))
+    else:
+        start_index = [start_indices[pos] for pos in start_positions]
+    unclamped = index_map.full_start_index(start_index, dims.start_index_map, rank)
+    # gather's own step: clamp(start_index[d_start], 0, dim(operand, d_operand) - slice_sizes[d_operand])
+    full_start_index = list(unclamped)
+    for d_operand in dims.start_index_map:
         hi = int(operand_shape[d_operand]) - int(slice_sizes[d_operand])
-        unclamped[d_operand] = start_index[d_start]
-        full_start_index[d_operand] = np.clip(start_index[d_start], 0, hi)
-    full_batching_index = [zero] * len(operand_shape)
-    for d_operand, d_start in zip(dims.operand_batching_dims, dims.start_indices_batching_dims,
-                                  strict=True):
-        full_batching_index[d_operand] = batch_index[d_start - (0 if d_start < ivd else 1)]
-    offset_index = [np.asarray(result_index[d], dtype=np.int64) for d in dims.offset_dims]
-    full_offset_index = [zero] * len(operand_shape)
-    dropped = set(dims.collapsed_slice_dims) | set(dims.operand_batching_dims)
-    for d_operand, oi in zip([d for d in range(len(operand_shape)) if d not in dropped], offset_index,
-                             strict=True):
-        full_offset_index[d_operand] = oi
-    operand_index = [s + b + o for s, b, o in zip(full_start_index, full_batching_index,
-                                                  full_offset_index, strict=True)]
+        full_start_index[d_operand] = np.clip(unclamped[d_operand], 0, hi)
+    full_batching_index = index_map.full_batching_index(
+        batch_index, dims.operand_batching_dims, dims.start_indices_batching_dims, ivd, rank)
+    offset_index = index_map.index_at(result_index, dims.offset_dims)
+    full_offset_index = index_map.full_offset_index(offset_index, dims.collapsed_slice_dims,
+                                                    dims.operand_batching_dims, rank)
+    operand_index = index_map.operand_index(full_start_index, full_batching_index, full_offset_index)
     return GatherIndices(batch_dims, batch_index, start_positions, start_index, unclamped,
                          full_start_index, full_batching_index, offset_index, full_offset_index,
                          operand_index)
 
 
-def _grid(shape: Sequence[int]) -> Index:
-    return tuple(np.indices(tuple(shape), sparse=True, dtype=np.int64))
-
-
-def _one(index: tuple[int, ...]) -> Index:
-    return tuple(np.asarray(i, dtype=np.int64) for i in index)
-
-
 # --- evaluation ------------------------------------------------------------------------
-
-
-
-
 
 def _dynamic_slice_sizes(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray,
                          slice_sizes: np.ndarray) -> tuple[int, ...]:
@@ -426,19 +403,15 @@ def gather_windows(operand: np.ndarray, start_indices: np.ndarray, dims: GatherD
     rank = operand.ndim
     ivd = dims.index_vector_dim
     batch_shape = tuple(d for i, d in enumerate(start_indices.shape) if i != ivd)
-    # start vectors with the index-vector dimension last: shape batch_shape + (n,)
-    if ivd < start_indices.ndim:
-        starts = np.moveaxis(start_indices, ivd, -1)
-    else:
-        starts = start_indices[..., None]
+    starts = index_map.index_vectors(start_indices, ivd)  # shape batch_shape + (n,)
     origin = []  # per operand dim: the window origin for every batch position
     for d in range(rank):
         if d in dims.start_index_map:
             hi = operand.shape[d] - int(slice_sizes[d])
             origin.append(np.clip(starts[..., dims.start_index_map.index(d)], 0, hi))
         elif d in dims.operand_batching_dims:
-            b = dims.start_indices_batching_dims[dims.operand_batching_dims.index(d)]
-            b -= 0 if b < ivd else 1  # position among the batch dims
+            b = index_map.batch_position(
+                dims.start_indices_batching_dims[dims.operand_batching_dims.index(d)], ivd)
             shape = [1] * len(batch_shape)
             shape[b] = batch_shape[b]
             origin.append(np.arange(batch_shape[b], dtype=np.int64).reshape(shape))
@@ -495,8 +468,8 @@ def gather_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Ind
     sizes = _sizes(ctx, inputs)
     links: list[Link] = []
     if outputs[0].size:
-        g = gather_indices(_grid(shape), start_indices_as_int64(start_indices), operand.shape, dims,
-                           sizes)
+        g = gather_indices(index_map.index_grid(shape), start_indices_as_int64(start_indices),
+                           operand.shape, dims, sizes, full_grid=True)
         links.append(_link(0, "copy", operand.shape, g.operand_index, shape))
         links += [_link(1, "index_read", start_indices.shape, pos, shape)
                   for pos in g.start_positions]
@@ -533,7 +506,8 @@ def gather_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
     operand, start_indices = inputs[0], inputs[1]
     dims = ctx.attrs
     sizes = _sizes(ctx, inputs)
-    g = gather_indices(_one(idx), start_indices_as_int64(start_indices), operand.shape, dims, sizes)
+    g = gather_indices(index_map.one_index(idx), start_indices_as_int64(start_indices), operand.shape, dims,
+                       sizes)
     ivd = dims.index_vector_dim
     rank = len(idx)
     si_name = ctx.op.operands[1].name if len(ctx.op.operands) > 1 else "start_indices"

@@ -39,6 +39,7 @@ import numpy as np
 
 from hlolab.errors import ExecutionError
 from hlolab.messages import Msg
+from hlolab.ops import index_map
 from hlolab.ops.common import check_value, dims_fit, is_promotable, per_tensor_type, reject_quantized
 from hlolab.ops.record import Attrs, InferError, Partial, attr, boolean, member, record
 from hlolab.ops.regions import can_combine_at, check_combiner_types, combine_at, recognize_binary_each
@@ -48,7 +49,7 @@ from hlolab.trace.explain import DimRole, Explanation, Step, format_value
 from hlolab.trace.provenance import Provenance, Source, Target, check_index, value_shape
 from hlolab.types import ElementType, TensorType
 
-Index = tuple[np.ndarray, ...]  # per-dimension index arrays (broadcastable), or 0-d arrays
+Index = index_map.Index
 
 _INDEX_CAP = 2**62  # start indices beyond this are out of bounds anyway; keeps sums in int64
 EXPLAIN_MAX_UPDATES = 32  # explain lists at most this many updates with running values
@@ -246,10 +247,7 @@ def infer_scatter(a: ScatterAttrs, types: list[Any]) -> list[TensorType | Partia
 
 def scatter_indices_as_int64(scatter_indices: np.ndarray) -> np.ndarray:
     """Indices as int64, values beyond +-2**62 capped there (out of bounds either way)."""
-    a = np.asarray(scatter_indices)
-    if a.dtype == np.uint64:
-        a = np.minimum(a, np.uint64(_INDEX_CAP))
-    a = a.astype(np.int64, copy=False)
+    a = index_map.indices_as_int64(scatter_indices, _INDEX_CAP)
     if a.size and (a.min() < -_INDEX_CAP or a.max() > _INDEX_CAP):  # rare: clip only then
         a = np.clip(a, -_INDEX_CAP, _INDEX_CAP)
     return a
@@ -280,55 +278,28 @@ def scatter_index_pieces(update_index: Index, scatter_indices: np.ndarray,
     """
     rank_in = len(input_shape)
     ivd = d.index_vector_dim
-    zero = np.zeros((), dtype=np.int64)
     usd = update_scatter_dims_of(len(update_index), d.update_window_dims)
-    update_scatter_index = [np.asarray(update_index[k], dtype=np.int64) for k in usd]
-    # start_index = scatter_indices[si0, ..., :, ..., siN] (":" at index_vector_dim)
-    if ivd < scatter_indices.ndim:
-        start_positions = []
-        for k in range(len(d.scatter_dims_to_operand_dims)):
-            pos = list(update_scatter_index)
-            pos.insert(ivd, np.asarray(k, dtype=np.int64))
-            start_positions.append(tuple(pos))
-    else:  # [scatter_indices[update_scatter_index]]
-        start_positions = [tuple(update_scatter_index)]
+    update_scatter_index = index_map.index_at(update_index, usd)
+    start_positions = index_map.start_index_positions(update_scatter_index, ivd, scatter_indices.ndim,
+                                                      len(d.scatter_dims_to_operand_dims))
     if full_grid:  # every update element: read start indices as copy-free views
-        moved = (np.moveaxis(scatter_indices, ivd, -1) if ivd < scatter_indices.ndim
-                 else scatter_indices[..., None])
-        shape = [1] * len(update_index)
-        for j, k in enumerate(usd):  # update_scatter_dims follow the batch dims in order
-            shape[k] = moved.shape[j]
-        start_index = [moved[..., k].reshape(shape) for k in range(moved.shape[-1])]
+        start_index = index_map.start_index_on_grid(scatter_indices, ivd, usd, len(update_index))
     else:
         start_index = [scatter_indices[pos] for pos in start_positions]
-    full_start_index = [zero] * rank_in
-    for d_start, d_input in enumerate(d.scatter_dims_to_operand_dims):
-        full_start_index[d_input] = start_index[d_start]
-    full_batching_index = [zero] * rank_in
-    for d_input, d_start in zip(d.input_batching_dims, d.scatter_indices_batching_dims, strict=True):
-        full_batching_index[d_input] = update_scatter_index[d_start - (0 if d_start < ivd else 1)]
-    update_window_index = [np.asarray(update_index[k], dtype=np.int64) for k in d.update_window_dims]
-    full_window_index = [zero] * rank_in
-    skipped = set(d.inserted_window_dims) | set(d.input_batching_dims)
-    for d_input, wi in zip([x for x in range(rank_in) if x not in skipped], update_window_index,
-                           strict=True):
-        full_window_index[d_input] = wi
-    result_index = [s + b + w for s, b, w in zip(full_start_index, full_batching_index,
-                                                 full_window_index, strict=True)]
+    full_start_index = index_map.full_start_index(start_index, d.scatter_dims_to_operand_dims, rank_in)
+    full_batching_index = index_map.full_batching_index(
+        update_scatter_index, d.input_batching_dims, d.scatter_indices_batching_dims, ivd, rank_in)
+    update_window_index = index_map.index_at(update_index, d.update_window_dims)
+    full_window_index = index_map.full_offset_index(update_window_index, d.inserted_window_dims,
+                                                    d.input_batching_dims, rank_in)
+    result_index = index_map.operand_index(full_start_index, full_batching_index, full_window_index)
+    # scatter's own step: an update element whose result_index is out of bounds is dropped
     in_bounds = np.ones((), dtype=bool)
     for ri, n in zip(result_index, input_shape, strict=True):
         in_bounds = in_bounds & (ri >= 0) & (ri < n)
     return ScatterPieces(usd, update_scatter_index, start_positions, start_index, full_start_index,
                          full_batching_index, update_window_index, full_window_index, result_index,
                          in_bounds)
-
-
-def _grid(shape: Sequence[int]) -> Index:
-    return tuple(np.indices(tuple(shape), sparse=True, dtype=np.int64))
-
-
-def _one(index: tuple[int, ...]) -> Index:
-    return tuple(np.asarray(i, dtype=np.int64) for i in index)
 
 
 def scatter_targets(scatter_indices: np.ndarray, input_shape: Sequence[int],
@@ -338,7 +309,7 @@ def scatter_targets(scatter_indices: np.ndarray, input_shape: Sequence[int],
     ushape = tuple(int(x) for x in updates_shape)
     if int(np.prod(ushape, dtype=np.int64)) == 0:
         return np.zeros(ushape, dtype=np.int64)
-    p = scatter_index_pieces(_grid(ushape), scatter_indices_as_int64(scatter_indices),
+    p = scatter_index_pieces(index_map.index_grid(ushape), scatter_indices_as_int64(scatter_indices),
                              input_shape, d, full_grid=True)
     if 0 in tuple(input_shape):
         return np.full(ushape, -1, dtype=np.int64)
@@ -359,7 +330,7 @@ def _batch_positions(scatter_shape: Sequence[int], updates_shape: Sequence[int],
     bshape = tuple(int(x) for k, x in enumerate(scatter_shape) if k != ivd)
     ushape = tuple(int(x) for x in updates_shape)
     usd = update_scatter_dims_of(len(ushape), d.update_window_dims)
-    grid = _grid(ushape)
+    grid = index_map.index_grid(ushape)
     if not bshape:
         return bshape, np.zeros(ushape, dtype=np.int64)
     if 0 in ushape:
@@ -493,14 +464,10 @@ class ScatterProvenance(Provenance):
     def _index_sources(self, b: int) -> list[tuple[int, ...]]:
         """The scatter_indices elements of index vector b (flat in the batch dims)."""
         bi = list(np.unravel_index(b, self.batch_shape)) if self.batch_shape else []
-        if self.ivd >= len(self.scatter_shape):
-            return [tuple(int(x) for x in bi)]
-        out = []
-        for k in range(self.scatter_shape[self.ivd]):
-            pos = list(bi)
-            pos.insert(self.ivd, k)
-            out.append(tuple(int(x) for x in pos))
-        return out
+        rank = len(self.scatter_shape)
+        size = self.scatter_shape[self.ivd] if self.ivd < rank else 1
+        return [tuple(int(x) for x in pos)
+                for pos in index_map.start_index_positions(bi, self.ivd, rank, size)]
 
     def update_positions(self, result: int, index: tuple[int, ...]) -> np.ndarray:
         """Flat update positions combined into result element ``index``, in order."""
@@ -853,7 +820,7 @@ def scatter_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: 
     count = int(ps.size)
     children = []
     for j, (ui, u) in enumerate(zip(uidxs, ups, strict=True)):
-        pieces = scatter_index_pieces(_one(ui), si64, ins[0].shape, d)
+        pieces = scatter_index_pieces(index_map.one_index(ui), si64, ins[0].shape, d)
         *derivation, where = _index_steps(ctx, pieces, d, len(ins[0].shape), ui)
         where.children = derivation  # result_index first: the pieces it is the sum of below it
         sub = [where]
@@ -887,7 +854,7 @@ def scatter_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: 
     if dropped:
         first = int(np.flatnonzero(prov.target < 0)[0])
         ui = tuple(int(x) for x in np.unravel_index(first, updates[0].shape))
-        pieces = scatter_index_pieces(_one(ui), si64, ins[0].shape, d)
+        pieces = scatter_index_pieces(index_map.one_index(ui), si64, ins[0].shape, d)
         notes.append(Msg("scatter.note.dropped", count=dropped, shape=list(ins[0].shape), update_index=ui,
                          result_index=_ints(pieces.result_index)))
     float_like = isinstance(es[result], ElementType) and (es[result].is_float or es[result].is_complex)
