@@ -65,6 +65,16 @@ from hlolab.ops.common import (
     wrap_int,
 )
 from hlolab.ops.conversion import convert_array
+from hlolab.ops.frame import (
+    AT_PADDING,
+    OPERAND,
+    POSITION_KINDS,
+    PaddedFrame,
+    dilated_size,
+    dim_position_kind,
+    padded_size,
+    position_kind,
+)
 from hlolab.ops.record import (
     Attrs,
     ErrorFn,
@@ -702,8 +712,8 @@ class DynamicConvAttrs(Attrs):
     lhs_dilation: tuple[int, ...] | None = _window(ints("lhs_dilation"))
     rhs_dilation: tuple[int, ...] | None = _window(ints("rhs_dilation"))
     window_reversal: tuple[bool, ...] | None = _window(bools("window_reversal"))
-    batch_group_count: int = attr(integer("batch_group_count"), default=1)
-    feature_group_count: int = attr(integer("feature_group_count"), default=1)
+    batch_group_count: int = attr(integer("batch_group_count"), default=1, always=True)
+    feature_group_count: int = attr(integer("feature_group_count"), default=1, always=True)
     precision_config: ArrayAttr | None = _precision_config()
 
 
@@ -767,9 +777,8 @@ def conv_params(rec: ConvAttrs) -> ConvParams:
 def _num_windows(in_size: int, lhs_dilation: int, lo: int, hi: int, k: int, rhs_dilation: int,
                  stride: int) -> int:
     """(C25) num_windows of one spatial dimension."""
-    dilated_input = 0 if in_size == 0 else (in_size - 1) * lhs_dilation + 1
-    padded_input = lo + dilated_input + hi
-    dilated_window = 0 if k == 0 else (k - 1) * rhs_dilation + 1
+    padded_input = padded_size(in_size, lo, hi, lhs_dilation - 1)
+    dilated_window = dilated_size(k, rhs_dilation - 1)
     if padded_input <= 0 or dilated_window > padded_input:  # is_empty_window
         return 0
     return (padded_input - dilated_window) // stride + 1
@@ -931,14 +940,21 @@ class ConvGeometry:
     lhs_spatial: tuple[int, ...]
     kernel_spatial: tuple[int, ...]
     out_spatial: tuple[int, ...]
-    padding: tuple[tuple[int, int], ...]
-    dilated_input: tuple[int, ...]
-    padded_input: tuple[int, ...]  # the frame (max 0)
+    frame: PaddedFrame  # padded_lhs's spatial geometry: pad(lhs, 0, low, high, lhs_dilation - 1)
     C: int
     Cg: int  # input features per feature group
     O: int
     Og: int  # output features per (feature or batch) group
     Nb: int  # lhs batch per batch group
+
+    @property
+    def padding(self) -> tuple[tuple[int, int], ...]:
+        return tuple(zip(self.frame.low, self.frame.high, strict=True))
+
+    @property
+    def padded_input(self) -> tuple[int, ...]:
+        """The frame's spatial sizes (max 0)."""
+        return self.frame.shape
 
 
 def conv_geometry(lhs_shape: Sequence[int], rhs_shape: Sequence[int], p: ConvParams,
@@ -946,32 +962,16 @@ def conv_geometry(lhs_shape: Sequence[int], rhs_shape: Sequence[int], p: ConvPar
     d = p.dims
     ls = tuple(int(lhs_shape[x]) for x in d.input_spatial_dimensions)
     ks = tuple(int(rhs_shape[x]) for x in d.kernel_spatial_dimensions)
-    dil = tuple(0 if n == 0 else (n - 1) * ld + 1 for n, ld in zip(ls, p.lhs_dilation, strict=True))
     pad = tuple((int(lo), int(hi)) for lo, hi in padding)
-    padded = tuple(max(0, lo + n + hi) for n, (lo, hi) in zip(dil, pad, strict=True))
+    frame = PaddedFrame(ls, tuple(lo for lo, _ in pad), tuple(hi for _, hi in pad),
+                        tuple(ld - 1 for ld in p.lhs_dilation))
     out = tuple(_num_windows(n, ld, lo, hi, k, rd, st) for n, ld, (lo, hi), k, rd, st in zip(
         ls, p.lhs_dilation, pad, ks, p.rhs_dilation, p.window_strides, strict=True))
     C = int(lhs_shape[d.input_feature_dimension])
     O = int(rhs_shape[d.kernel_output_feature_dimension])
     groups = p.feature_group_count * p.batch_group_count
-    return ConvGeometry(ls, ks, out, pad, dil, padded, C, C // p.feature_group_count, O,
+    return ConvGeometry(ls, ks, out, frame, C, C // p.feature_group_count, O,
                         O // groups, int(lhs_shape[d.input_batch_dimension]) // p.batch_group_count)
-
-
-def padded_lhs(x: np.ndarray, g: ConvGeometry, p: ConvParams) -> np.ndarray:
-    """pad(lhs, 0, low, high, lhs_dilation - 1) for canonical x (N, spatial..., C):
-    holes and positive padding are zeros, negative padding crops."""
-    s = len(g.lhs_spatial)
-    big = tuple(max(lo, 0) + n + max(hi, 0) for n, (lo, hi) in zip(g.dilated_input, g.padding,
-                                                                    strict=True))
-    out = np.zeros((x.shape[0], *big, x.shape[-1]), dtype=x.dtype)
-    put = tuple(slice(max(lo, 0), max(lo, 0) + n, ld) for n, (lo, _), ld in
-                zip(g.dilated_input, g.padding, p.lhs_dilation, strict=True))
-    out[(slice(None), *put, slice(None))] = x
-    crop = tuple(slice(-min(lo, 0), -min(lo, 0) + P) for (lo, _), P in zip(g.padding, g.padded_input,
-                                                                           strict=True))
-    assert len(crop) == s
-    return out[(slice(None), *crop, slice(None))]
 
 
 def _windows(padded: np.ndarray, g: ConvGeometry, p: ConvParams) -> np.ndarray:
@@ -1007,8 +1007,9 @@ def conv_values(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray, p: ConvParams,
     K = int(np.prod(g.kernel_spatial, dtype=np.int64)) * g.Cg
     P = int(np.prod(g.out_spatial, dtype=np.int64))
     if Nout * P * g.O and K:
-        pad = padded_lhs(x, g, p)
-        win = _windows(pad, g, p)  # (N, out..., k..., C)
+        # padded_lhs = pad(lhs, 0, low, high, lhs_dilation - 1) on the canonical (N, spatial..., C)
+        padded_lhs = g.frame.along(range(1, 1 + s), x.shape).materialize(x, 0, ctx.element_budget)
+        win = _windows(padded_lhs, g, p)  # (N, out..., k..., C)
         for fg in range(p.feature_group_count):
             for bg in range(p.batch_group_count):
                 grp = fg + bg  # one of them is 0 (C23)
@@ -1102,11 +1103,11 @@ def conv_window(ridx: Sequence[np.ndarray], g: ConvGeometry, p: ConvParams) -> C
         # window position w pairs with kernel index w, or k - 1 - w when reversed
         w = (g.kernel_spatial[j] - 1 - k) if p.window_reversal[j] else k
         pos = start + w * p.rhs_dilation[j]
-        q = pos - g.padding[j][0]  # position in the dilated (unpadded) input
-        ok = (q >= 0) & (q < g.dilated_input[j]) & (q % p.lhs_dilation[j] == 0)
+        q, kind = g.frame.classify_dim(j, pos)
+        ok = kind == OPERAND
         starts.append(start)
         positions.append(pos)
-        lhs_sp.append(np.where(ok, q // p.lhs_dilation[j], 0))
+        lhs_sp.append(np.where(ok, q, 0))
         kpos.append(k)
         inside = inside & ok
     return ConvWindow(lhs_batch, fg, bg, features, i, kpos, positions, lhs_sp, inside, f, starts)
@@ -1118,10 +1119,8 @@ def _conv_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanI
     padding = _runtime_padding(ctx, p, inputs)
     g = conv_geometry(lhs.shape, rhs.shape, p, padding)
     d = p.dims
-    frame = list(lhs.shape)
-    for j, x in enumerate(d.input_spatial_dimensions):
-        frame[x] = g.padded_input[j]
-    frame_t = tuple(int(v) for v in frame)
+    lhs_frame = g.frame.along(d.input_spatial_dimensions, lhs.shape)  # in the lhs's own layout
+    frame_t = lhs_frame.shape
     dynamic = len(inputs) == 3
 
     def fans(result: int, ridx: tuple[np.ndarray, ...]) -> list[Fan]:
@@ -1154,10 +1153,7 @@ def _conv_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanI
                   "dims...): window (input elements) or pad_value (padding / lhs-dilation "
                   "holes, in the padded frame), then kernel, paired position by position"
                   + ("; then the padding operand (index_read)" if dynamic else ""))
-    low, stride = [0] * lhs.ndim, [1] * lhs.ndim
-    for j, x in enumerate(d.input_spatial_dimensions):
-        low[x], stride[x] = g.padding[j][0], p.lhs_dilation[j]
-    prov.frames = {0: FrameMap(0, frame_t, tuple(low), tuple(stride), (None,))}
+    prov.frames = {0: FrameMap.of(0, lhs_frame, (None,))}
     if len(d.input_spatial_dimensions) == 2:  # draw images and kernels as height x width grids
         prov.grid_axes = {"operand0": tuple(d.input_spatial_dimensions),
                           "operand1": tuple(d.kernel_spatial_dimensions),
@@ -1166,17 +1162,6 @@ def _conv_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanI
 
 
 # --- convolution: explain ---------------------------------------------------------------
-
-def _position_kind(pos: int, j: int, g: ConvGeometry, p: ConvParams) -> tuple[str, int | None]:
-    """What position ``pos`` of padded_lhs along spatial dim ``j`` holds: ("operand", the lhs
-    index), ("padding", None) outside the dilated lhs, or ("hole", None) between its elements."""
-    q = pos - g.padding[j][0]  # the position in the dilated (unpadded) lhs
-    if q < 0 or q >= g.dilated_input[j]:
-        return "padding", None
-    if q % p.lhs_dilation[j]:
-        return "hole", None
-    return "operand", q // p.lhs_dilation[j]
-
 
 def _position_steps(j: int, start: int, g: ConvGeometry, p: ConvParams) -> Step:
     """The padded_lhs positions of the window along spatial dim ``j`` (in kernel index order),
@@ -1188,8 +1173,10 @@ def _position_steps(j: int, start: int, g: ConvGeometry, p: ConvParams) -> Step:
     positions = tuple(start + w * rd for w in offsets)
     kids = []
     for k, pos in enumerate(positions):
-        kind, at = _position_kind(pos, j, g, p)
-        what = Msg(key + "position." + kind, **({"index": at} if at is not None else {}))
+        # what padded_lhs holds there: an lhs element, padding (outside the dilated lhs) or a hole
+        at, dim_kind = g.frame.classify_dim(j, pos)
+        kind = POSITION_KINDS[int(dim_position_kind(dim_kind))]
+        what = Msg(key + "position." + kind, **({"index": int(at)} if kind == "operand" else {}))
         kids.append(Step(Msg(key + "position.name", k=k, position=pos), Msg(key + "position.formula", j=j),
                          what, dim_roles={j: DimRole(kind)},
                          substituted=Msg(key + "position.substituted", position=pos,
@@ -1272,10 +1259,9 @@ def _conv_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: in
     fpos = win.position.reshape(-1, lhs.ndim) if win.position is not None else li
     ki = kern.index.reshape(-1, rhs.ndim)
     # a position off an lhs element is padding when outside the dilated lhs in some dim, else a hole
-    q = fpos[:, list(d.input_spatial_dimensions)] - np.array([lo for lo, _ in g.padding], np.int64)
-    outside = ((q < 0) | (q >= np.array(g.dilated_input, np.int64))).any(axis=1)
-    on_padding = ~ok & outside
-    on_hole = ~ok & ~outside
+    at = position_kind(g.frame.classify(tuple(fpos[:, x] for x in d.input_spatial_dimensions))[1])
+    on_padding = ~ok & (at == AT_PADDING)
+    on_hole = ~ok & (at != AT_PADDING)
     zero = np.zeros((), lhs.dtype)
     lhs_window = np.where(ok, lhs[tuple(li.T)], zero).reshape(W)  # reversed_lhs_window, this group
     rhs_slice = rhs[tuple(ki.T)].reshape(W)

@@ -59,7 +59,7 @@ import numpy as np
 
 from hlolab.errors import ExecutionError
 from hlolab.messages import Msg
-from hlolab.numerics import float_format, from_bits, to_bits, uint_dtype
+from hlolab.numerics import extremum_key, float_format, from_bits, to_bits, uint_dtype
 from hlolab.ops.common import (
     check_value,
     dims_fit,
@@ -311,28 +311,14 @@ def reduce_numpy(name: str, flat: np.ndarray, init: np.ndarray, et: ElementType)
         ct = _compute_dtype(np.dtype(dt))
         f = np.add if name == "add" else np.multiply
         return f(init_b.astype(ct), f.reduce(flat.astype(ct), axis=-1)).astype(dt)
-    return _float_extremum(flat, init_b, name == "maximum", dt)
-
-
-def _float_extremum(flat: np.ndarray, init: np.ndarray, is_max: bool, dt: np.dtype) -> np.ndarray:
-    """maximum/minimum of the chain [init, flat...]: the first NaN of the chain if any
-    (bit-exact, as the element-wise op keeps a NaN lhs and takes a NaN rhs), else the
-    extremum with -0.0 < +0.0. Values compare in f64, where every float type is exact."""
-    chain = np.concatenate([init[..., None], flat], axis=-1)
-    c64 = chain.astype(np.float64)
-    nan = np.isnan(c64)
-    fill = -np.inf if is_max else np.inf
-    clean = np.where(nan, fill, c64)
-    ext = clean.max(axis=-1) if is_max else clean.min(axis=-1)
-    # the extremum's own bits: the first position holding it, preferring the right zero
-    want_neg = not is_max  # max prefers +0.0, min prefers -0.0
-    hit = clean == ext[..., None]
-    zero_pref = hit & (c64 == 0) & (np.signbit(c64) == want_neg)
-    pick = np.where(zero_pref.any(axis=-1), zero_pref.argmax(axis=-1), hit.argmax(axis=-1))
-    any_nan = nan.any(axis=-1)
-    pick = np.where(any_nan, nan.argmax(axis=-1), pick)
-    out = np.take_along_axis(chain, pick[..., None], axis=-1)[..., 0]
-    return np.array(out, dtype=dt)
+    # float maximum/minimum (numerics.extremum_key): the first position of the best key along
+    # the chain [init, flat...] is its first NaN if any (bit-exact, as the element-wise op keeps
+    # a NaN lhs and takes a NaN rhs), else the extremum with -0.0 < +0.0
+    is_max = name == "maximum"
+    chain = np.concatenate([init_b[..., None], flat], axis=-1)
+    key = extremum_key(chain, is_max)
+    pick = key.argmax(axis=-1) if is_max else key.argmin(axis=-1)  # the first best position
+    return np.array(np.take_along_axis(chain, pick[..., None], axis=-1)[..., 0], dtype=dt)
 
 
 def _run_tree(ctx: OpCall, flats: list[np.ndarray], inits: list[np.ndarray]) -> list[np.ndarray]:

@@ -29,6 +29,16 @@ from hlolab.ir.attrs import DenseElementsAttr
 from hlolab.messages import Msg
 from hlolab.numerics import round_float64
 from hlolab.ops.common import dims_fit, same_element, shapes_compatible, tensor_type
+from hlolab.ops.frame import (
+    DIM_KINDS,
+    HOLE,
+    OPERAND,
+    PADDING_HIGH,
+    PADDING_LOW,
+    PaddedFrame,
+    is_operand,
+    padded_size,
+)
 from hlolab.ops.record import (
     Attrs,
     InferError,
@@ -883,7 +893,7 @@ def _pad_shape(err: Err, operand: TensorType, a: PadAttrs) -> tuple[int | None, 
                   f"rank(operand) = {operand.rank}")
     if any(i < 0 for i in interior):
         raise err("C3", f"interior_padding = {list(interior)} must be >= 0")
-    return tuple(None if n is None else n + lo + max(n - 1, 0) * i + hi
+    return tuple(None if n is None else padded_size(n, lo, hi, i)
                  for n, lo, hi, i in zip(operand.shape, low, high, interior, strict=True))
 
 
@@ -920,30 +930,25 @@ def _verify_pad(ctx: OpCall) -> None:
 
 # what a result dimension's index is, as DimRole kinds: an operand element, edge padding
 # before or after the operand, or a hole between two operand elements (interior padding)
-PAD_KINDS = ("operand", "padding_low", "padding_high", "hole")
+PAD_KINDS = DIM_KINDS
 
 
-def pad_operand_index(result_index: Index, operand_shape: Sequence[int], low: Sequence[int],
-                      interior: Sequence[int]) -> tuple[Index, Index]:
+def pad_frame(a: PadAttrs, operand_shape: Sequence[int]) -> PaddedFrame:
+    """The result's geometry: the operand spread interior_padding + 1 apart, edge padding
+    around it (negative: cropped)."""
+    return PaddedFrame(tuple(operand_shape), a.edge_padding_low, a.edge_padding_high, a.interior_padding)
+
+
+def pad_operand_index(result_index: Index, frame: PaddedFrame) -> tuple[Index, Index]:
     """(operand_index, kind per dimension) where result_index = edge_padding_low +
     operand_index * (interior_padding + 1); kind indexes PAD_KINDS (0: an operand element)."""
-    operand_index, kinds = [], []
-    for r, n, lo, i in zip(result_index, operand_shape, low, interior, strict=True):
-        t = np.asarray(r - lo)
-        q, rem = np.divmod(t, i + 1)
-        kind = np.where(t < 0, 1, np.where(t > (n - 1) * (i + 1), 2, np.where(rem != 0, 3, 0)))
-        operand_index.append(q)
-        kinds.append(kind)
-    return tuple(operand_index), tuple(kinds)
+    return frame.classify(result_index)
 
 
 def _prov_pad(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
     shape = outputs[0].shape
-    oi, kinds = pad_operand_index(_indices(shape), inputs[0].shape, ctx.attrs.edge_padding_low,
-                                  ctx.attrs.interior_padding)
-    valid = np.ones(shape, dtype=bool)
-    for kind in kinds:
-        valid = valid & (kind == 0)
+    oi, kinds = pad_operand_index(_indices(shape), pad_frame(ctx.attrs, inputs[0].shape))
+    valid = np.broadcast_to(is_operand(kinds), shape)
     links = [index_link(0, "copy", inputs[0].shape, oi, valid=valid, result_shape=shape),
              index_link(1, "pad_value", (), (), valid=~valid, result_shape=shape)]
     return _copy_map(inputs, outputs, links)
@@ -953,13 +958,14 @@ def _explain_pad(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int
                  index: tuple) -> Explanation:
     idx = _result_index(outputs, result, index)
     low, interior = ctx.attrs.edge_padding_low, ctx.attrs.interior_padding
-    oi, kinds = pad_operand_index(_one(idx), inputs[0].shape, low, interior)
+    frame = pad_frame(ctx.attrs, inputs[0].shape)
+    oi, kinds = pad_operand_index(_one(idx), frame)
     shifted = tuple(int(r - lo) for r, lo in zip(idx, low, strict=True))
-    steps_ = tuple(i + 1 for i in interior)
+    steps_ = frame.step
     roles = {d: DimRole(PAD_KINDS[int(k)]) for d, k in enumerate(kinds)}
     # an integer where an operand element sits, else why the quotient is no operand index
-    why = {1: "below", 2: "past", 3: "hole"}
-    shown = tuple(int(q) if int(k) == 0 else
+    why = {PADDING_LOW: "below", PADDING_HIGH: "past", HOLE: "hole"}
+    shown = tuple(int(q) if int(k) == OPERAND else
                   Msg(f"shape.pad.reason.{why[int(k)]}", shifted=t, step=st, last=n - 1)
                   for q, k, t, st, n in zip(oi, kinds, shifted, steps_, inputs[0].shape, strict=True))
     steps = [Step("result_index - edge_padding_low", None, shifted,
@@ -968,7 +974,7 @@ def _explain_pad(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int
              Step("operand_index", Msg("shape.pad.operand_index.formula", interior_padding=list(interior)),
                   shown, dim_roles=roles,
                   substituted=Msg("shape.pad.operand_index.substituted", shifted=shifted, steps=steps_))]
-    if all(int(k) == 0 for k in kinds):
+    if all(int(k) == OPERAND for k in kinds):
         return _copy_explain(ctx, inputs, outputs, idx, steps, 0, _ints(oi))
     value = outputs[0][idx]
     name = ctx.op.operands[1].name if len(ctx.op.operands) > 1 else "padding_value"
@@ -988,20 +994,11 @@ def pad(ctx: OpCall, operand: np.ndarray, padding_value: np.ndarray) -> np.ndarr
     """operand[operand_index] where result_index = edge_padding_low + operand_index *
     (interior_padding + 1), padding_value elsewhere (negative edge padding crops)."""
     out = ctx.result_tensor(0)
-    shape = _static(out)
-    low, interior = ctx.attrs.edge_padding_low, ctx.attrs.interior_padding
-    result = np.full(shape, padding_value[()], dtype=out.dtype)
-    dst, src = [], []
-    for n, lo, i, size in zip(operand.shape, low, interior, shape, strict=True):
-        step = i + 1
-        first = max(0, -(lo // step))  # first operand index landing at result index >= 0
-        last = min(n - 1, (size - 1 - lo) // step)  # last one landing below size
-        if first > last:
-            return result  # no operand element survives the cropping
-        dst.append(slice(lo + first * step, lo + last * step + 1, step))
-        src.append(slice(first, last + 1))
-    result[tuple(dst)] = operand[tuple(src)]
-    return result
+    result = pad_frame(ctx.attrs, operand.shape).materialize(operand, padding_value[()],
+                                                             ctx.element_budget)
+    if result is operand:  # nothing to pad: the result is still a value of its own
+        result = result.copy()
+    return result.astype(out.dtype, copy=False)
 
 
 # --- tuple, get_tuple_element, optimization_barrier ----------------------------------

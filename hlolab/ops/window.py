@@ -40,18 +40,17 @@ Quantized tensors: NotImplementedOpError.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
 
 from hlolab.errors import ExecutionError
 from hlolab.ir.module import Region
-from hlolab.limits import ELEMENT_BUDGET
 from hlolab.messages import Msg
+from hlolab.numerics import takes_first
 from hlolab.ops.common import (
     check_value,
     dims_fit,
@@ -62,6 +61,16 @@ from hlolab.ops.common import (
 )
 from hlolab.ops.compare import compare_arrays, default_compare_type
 from hlolab.ops.elementwise import _NARROW_FLOATS, _compute, _wide
+from hlolab.ops.frame import (
+    AT_HOLE,
+    AT_OPERAND,
+    AT_PADDING,
+    POSITION_KINDS,
+    PaddedFrame,
+    dim_position_kind,
+    is_operand,
+    position_kind,
+)
 from hlolab.ops.record import (
     Attrs,
     ErrorFn,
@@ -128,15 +137,21 @@ class WindowParams:
     def padding_high(self) -> tuple[int, ...]:
         return tuple(p[1] for p in self.padding)
 
+    @cached_property
+    def frame(self) -> PaddedFrame:
+        """``padded_inputs``' geometry: pad(inputs, ·, padding[:, 0], padding[:, 1],
+        base_dilations - 1)."""
+        return PaddedFrame(self.input_shape, self.padding_low, self.padding_high,
+                           tuple(b - 1 for b in self.base_dilations))
+
     @property
     def dilated_input_shape(self) -> tuple[int, ...]:
-        return tuple(0 if s == 0 else (s - 1) * b + 1
-                     for s, b in zip(self.input_shape, self.base_dilations, strict=True))
+        return self.frame.dilated_shape
 
     @property
     def padded_input_shape(self) -> tuple[int, ...]:
-        return tuple(lo + d + hi for lo, d, hi in zip(self.padding_low, self.dilated_input_shape,
-                                                      self.padding_high, strict=True))
+        """The spec's padded shape (a size cropped below 0 stays negative here)."""
+        return self.frame.padded_shape
 
     @property
     def dilated_window_shape(self) -> tuple[int, ...]:
@@ -295,7 +310,7 @@ def window_layout(params: WindowParams | OpCall, result_index: Sequence[int],
         assert input_shape is not None
         params = window_params(params.attrs, tuple(input_shape))
     kinds = _position_kinds(params, tuple(np.asarray(i, np.int64) for i in result_index))
-    return np.where(kinds == 0, "operand", np.where(kinds == 1, "padding", "hole"))
+    return np.array(POSITION_KINDS)[kinds]
 
 
 def _window_positions(p: WindowParams, ridx: tuple[np.ndarray, ...]) -> list[np.ndarray]:
@@ -308,58 +323,12 @@ def _window_positions(p: WindowParams, ridx: tuple[np.ndarray, ...]) -> list[np.
 
 
 def _position_kinds(p: WindowParams, ridx: tuple[np.ndarray, ...]) -> np.ndarray:
-    """0 operand, 1 padding, 2 hole, per window position (shape S + window_dimensions).
-    A position outside the dilated input in any dim is padding."""
-    pos = _window_positions(p, ridx)
-    shape = np.broadcast_shapes(*(a.shape for a in pos)) if pos else ()
-    padding = np.zeros(shape, dtype=bool)
-    hole = np.zeros(shape, dtype=bool)
-    for d in range(p.rank):
-        rel = pos[d] - p.padding_low[d]
-        padding |= (rel < 0) | (rel >= p.dilated_input_shape[d])
-        hole |= rel % p.base_dilations[d] != 0
-    return np.where(padding, 1, np.where(hole, 2, 0)).astype(np.int8)
-
-
-def padded_base(x: np.ndarray, fill: Any, lo: Sequence[int], hi: Sequence[int],
-                interior: Sequence[int], budget: int = ELEMENT_BUDGET) -> np.ndarray:
-    """pad(x, fill, lo, hi, interior) with negative lo/hi cropping; ``x`` itself (no copy)
-    when there is nothing to pad."""
-    if not any(lo) and not any(hi) and not any(interior):
-        return x
-    bd = [i + 1 for i in interior]
-    shape = [lo_ + (0 if n == 0 else (n - 1) * b + 1) + hi_
-             for lo_, n, b, hi_ in zip(lo, x.shape, bd, hi, strict=True)]
-    size = math.prod(max(0, s) for s in shape)
-    if size > budget:  # refused before allocating, like any tensor over the budget
-        raise ExecutionError(f"the padded input {shape} has {size} elements, over the budget of {budget}")
-    out = np.full([max(0, s) for s in shape], fill, dtype=x.dtype)
-    src, dst = [], []
-    for lo_, n, b, size in zip(lo, x.shape, bd, shape, strict=True):
-        i_min = 0 if lo_ >= 0 else (-lo_ + b - 1) // b  # first element at a position >= 0
-        i_max = min(n - 1, (size - 1 - lo_) // b) if size > 0 else -1  # last one < size
-        if i_min > i_max:
-            return out  # negative padding cropped every element
-        src.append(slice(i_min, i_max + 1))
-        dst.append(slice(lo_ + i_min * b, lo_ + i_max * b + 1, b))
-    out[tuple(dst)] = x[tuple(src)]
-    return out
+    """``frame.AT_*`` (0 operand, 1 padding, 2 hole) per window position (shape S +
+    window_dimensions). A position outside the dilated input in any dim is padding."""
+    return position_kind(p.frame.classify(_window_positions(p, ridx))[1])
 
 
 # --- per-step combination (exact element-wise semantics) --------------------------------
-
-def _float_extremum(a: np.ndarray, b: np.ndarray, is_max: bool) -> np.ndarray:
-    """The element-wise maximum/minimum (NaN propagates from lhs first, -0.0 < +0.0),
-    selected from the operands themselves so the result is bit-identical to one of them."""
-    x, y = _compute(a), _compute(b)
-    if is_max:
-        ties = (x == y) & ~(np.signbit(x) & ~np.signbit(y))
-        take = np.isnan(x) | (~np.isnan(y) & ((x > y) | ties))
-    else:
-        ties = (x == y) & ~(np.signbit(y) & ~np.signbit(x))
-        take = np.isnan(x) | (~np.isnan(y) & ((x < y) | ties))
-    return np.where(take, a, b)
-
 
 def combine_step(kind: str, et: ElementType, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``body(a, b)`` for a recognized body ``kind``, exactly the element-wise op's value."""
@@ -373,7 +342,8 @@ def combine_step(kind: str, et: ElementType, a: np.ndarray, b: np.ndarray) -> np
     if et.is_int:
         return wrap_int(INT_UFUNCS[kind](_wide(a, et), _wide(b, et)), et)
     if kind in ("maximum", "minimum") and et.is_float:
-        return _float_extremum(a, b, kind == "maximum")
+        # selected from the operands themselves: bit-identical to one of them (NaN payloads too)
+        return np.where(takes_first(a, b, kind == "maximum"), a, b)
     uf = np.add if kind == "add" else np.multiply
     with np.errstate(all="ignore"):
         return np.asarray(uf(_compute(a), _compute(b))).astype(et.dtype)
@@ -488,7 +458,8 @@ def _fold_recognized(kind: str, et: ElementType, base: np.ndarray, init: np.ndar
             return acc.astype(dt, copy=False)
         res = np.full(out_shape, init, dtype=dt)  # the exact element-wise formula, step by step
         for sl in slices:
-            res = _float_extremum(res, base[sl], kind == "maximum")
+            step = base[sl]
+            res = np.where(takes_first(res, step, kind == "maximum"), res, step)
         return res
 
 
@@ -528,9 +499,7 @@ def reduce_window(ctx: OpCall, *operands: np.ndarray) -> list[np.ndarray]:
     out_shape = p.num_windows
     if 0 in out_shape:
         return [np.zeros(out_shape, dtype=e.dtype) for e in es]
-    bases = [padded_base(x, v, p.padding_low, p.padding_high, [b - 1 for b in p.base_dilations],
-                         ctx.element_budget)
-             for x, v in zip(inputs, inits, strict=True)]
+    bases = [p.frame.materialize(x, v, ctx.element_budget) for x, v in zip(inputs, inits, strict=True)]
     kinds = recognize_binary_each(ctx.op.regions[0])
     if kinds is not None and all(can_combine_at(k, e) for k, e in zip(kinds, es, strict=True)):
         return [_fold_recognized(k, e, b, v, p, out_shape)
@@ -561,18 +530,13 @@ def reduce_window_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any])
     n = len(inputs) // 2
     p = window_params(ctx.attrs, inputs[0].shape)
     kinds = recognize_binary_each(ctx.op.regions[0])
-    frame = tuple(max(0, s) for s in p.padded_input_shape)
+    frame = p.frame.shape
     r = p.rank
 
     def fans(result: int, ridx: tuple[np.ndarray, ...]) -> list[Fan]:
         pos = _window_positions(p, ridx)
-        real: np.ndarray = np.ones((), dtype=bool)
-        q = []
-        for d in range(r):
-            rel = pos[d] - p.padding_low[d]
-            real = real & (rel >= 0) & (rel % p.base_dilations[d] == 0) & (
-                rel < p.dilated_input_shape[d])
-            q.append(rel // p.base_dilations[d])  # operand_index (meaningful where real)
+        q, dim_kinds = p.frame.classify(pos)  # q: operand_index (meaningful where real)
+        real = is_operand(dim_kinds)
         if r == 0:
             real = np.ones(ridx[0].shape if ridx else (), dtype=bool)
         ks = [result] if kinds is not None else list(range(n))
@@ -586,7 +550,7 @@ def reduce_window_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any])
 
     prov = FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs], fans,
                            schedule=SCHEDULE_REDUCE_WINDOW)
-    prov.frames = {k: FrameMap(k, frame, p.padding_low, p.base_dilations, (n + k,)) for k in range(n)}
+    prov.frames = {k: FrameMap.of(k, p.frame, (n + k,)) for k in range(n)}
     windowed = [d for d in range(r) if p.window_dimensions[d] > 1 or p.padding[d] != (0, 0)]
     if r > 2 and len(windowed) == 2:  # e.g. NHWC pooling: draw the pooled dims as the grid
         prov.grid_axes = {f"{kind}{k}": (windowed[0], windowed[1])
@@ -646,8 +610,11 @@ def reduce_window_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], re
     ]
     positions = p.positions()
     window_vals: dict[int, list[Any]] = {k: [] for k in ks}
-    counts = {1: 0, 2: 0}  # padding positions, base-dilation holes
-    layout = _position_kinds(p, tuple(np.asarray(i, np.int64) for i in idx))
+    counts = {AT_PADDING: 0, AT_HOLE: 0}  # padding positions, base-dilation holes
+    # every window position in the frame: its operand index and, per dim, what it falls on
+    window_q, window_kinds = p.frame.classify(_window_positions(p, tuple(np.asarray(i, np.int64)
+                                                                         for i in idx)))
+    layout = position_kind(window_kinds)
     low = p.padding_low
     for k in ks:
         children = []
@@ -655,15 +622,14 @@ def reduce_window_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], re
             pos = tuple(s + wi * d for s, wi, d in zip(window_start, w, p.window_dilations, strict=True))
             rel = tuple(x - lo for x, lo in zip(pos, low, strict=True))
             # per dim: outside the dilated input is padding, between two input elements a hole
-            roles = {d: DimRole("padding") if not 0 <= rel[d] < p.dilated_input_shape[d]
-                     else DimRole("hole") if rel[d] % p.base_dilations[d] else DimRole("operand")
+            roles = {d: DimRole(POSITION_KINDS[int(dim_position_kind(window_kinds[d][w]))])
                      for d in range(p.rank)}
             kind = int(layout[w])
             sub = [Step("position", Msg("window.rw.position.formula"), pos,
                         substituted=Msg("window.rw.position.substituted", window_start=window_start, w=w,
                                         window_dilations=p.window_dilations))]
-            if kind == 0:
-                q = tuple(x // b for x, b in zip(rel, p.base_dilations, strict=True))
+            if kind == AT_OPERAND:
+                q = tuple(int(window_q[d][w]) for d in range(p.rank))
                 v = xs[k][q]
                 sub.append(Step("operand_index", Msg("window.rw.operand_index.formula"), q,
                                 substituted=Msg("window.rw.operand_index.substituted", position=pos, low=low,
@@ -673,7 +639,7 @@ def reduce_window_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], re
             else:
                 counts[kind] += k == result
                 v = inits[k][()]
-                if kind == 1:
+                if kind == AT_PADDING:
                     sub.append(Step(f"init_values[{k}]", Msg("window.rw.padding.formula"), v,
                                     substituted=Msg("window.rw.padding.substituted", position=pos, low=low,
                                                     rel=rel, dilated_input_shape=p.dilated_input_shape)))
@@ -730,8 +696,8 @@ def reduce_window_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], re
     et = es[result]
     if isinstance(et, ElementType) and et.is_float and et.dtype in _NARROW_FLOATS:
         notes.append(Msg("window.rw.note.narrow", type=str(et)))
-    if counts[1] or counts[2]:
-        notes.append(Msg("window.rw.note.pad_value", padding=counts[1], holes=counts[2]))
+    if counts[AT_PADDING] or counts[AT_HOLE]:
+        notes.append(Msg("window.rw.note.pad_value", padding=counts[AT_PADDING], holes=counts[AT_HOLE]))
     if isinstance(et, ElementType) and (et.is_float or et.is_complex) and len(positions) > 1:
         notes.append(Msg("window.rw.note.order"))
     if not running_ok:
@@ -827,11 +793,11 @@ def select_positions(ctx: OpCall, operand: np.ndarray, p: WindowParams,
     window position (numpy for a lone compare)."""
     if 0 in source_shape:
         return np.zeros(source_shape, dtype=np.int64)
-    zeros = [0] * p.rank
-    values = padded_base(operand, np.zeros((), operand.dtype), p.padding_low, p.padding_high, zeros,
-                         ctx.element_budget)
+    # the padded operand (select_and_scatter has no base dilation) and, in the same frame,
+    # each position's flat operand index (-1: padding)
+    values = p.frame.materialize(operand, np.zeros((), operand.dtype), ctx.element_budget)
     flat = np.arange(operand.size, dtype=np.int64).reshape(operand.shape)
-    index = padded_base(flat, -1, p.padding_low, p.padding_high, zeros, ctx.element_budget)
+    index = p.frame.materialize(flat, -1, ctx.element_budget)
     et = _plain(ctx.operand_types[0])
     recognized = _recognized_select(ctx.op.regions[0])
     cur_val = np.zeros(source_shape, dtype=operand.dtype)
@@ -943,13 +909,9 @@ class SelectAndScatterProvenance(Provenance):
         """The real operand elements of one window, row-major."""
         p = self.params
         s = np.unravel_index(source_flat, self.source_shape) if self.source_shape else ()
-        out = []
-        for w in p.positions():
-            q = tuple(int(si) * st + wi - lo for si, st, wi, lo in zip(s, p.window_strides, w,
-                                                                       p.padding_low, strict=True))
-            if all(0 <= x < n for x, n in zip(q, self.shape, strict=True)):
-                out.append(q)
-        return out
+        q, kinds = p.frame.classify(_window_positions(p, tuple(np.asarray(i, np.int64) for i in s)))
+        real = np.broadcast_to(is_operand(kinds), p.window_dimensions)
+        return [tuple(int(a[tuple(w)]) for a in q) for w in np.argwhere(real)]  # row-major
 
     def sources(self, result: int, index: tuple[int, ...]) -> list[Source]:
         idx = check_index(self._result_shape(result), index, f"result #{result} index")

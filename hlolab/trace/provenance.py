@@ -34,6 +34,9 @@ import numpy as np
 
 from hlolab.errors import ExecutionError
 
+# a leaf module (numpy, hlolab.errors, hlolab.limits only): no cycle through the ops
+from hlolab.ops.frame import PaddedFrame, frame_position, operand_index, position_kind
+
 ROLES = ("copy", "combine", "window", "kernel", "pad_value", "init", "index_read", "update",
          "selected", "control")
 
@@ -111,6 +114,7 @@ class FrameMap:
     holes (between two dilated elements). Window positions of ``FanInProvenance``
     fans are frame coordinates; a fan of operand ``operand`` or of one of
     ``pad_operands`` (``None``: an implicit zero) with positions lies in this frame.
+    The geometry is the ops' own (``hlolab.ops.frame.PaddedFrame``).
     """
 
     operand: int
@@ -119,27 +123,29 @@ class FrameMap:
     stride: tuple[int, ...]
     pad_operands: tuple[int | None, ...] = ()
 
+    @classmethod
+    def of(cls, operand: int, frame: PaddedFrame, pad_operands: Sequence[int | None] = ()) -> FrameMap:
+        """The frame map of operand ``operand`` read in ``frame``."""
+        return cls(operand, frame.shape, frame.low, frame.step, tuple(pad_operands))
+
+    def padded_frame(self, operand_shape: Shape) -> PaddedFrame:
+        """This frame over an operand of ``operand_shape``."""
+        return PaddedFrame.fitting(operand_shape, self.low, self.stride, self.shape)
+
     def kinds(self, operand_shape: Shape) -> np.ndarray:
-        """int8 per frame position: 0 an operand element, 1 padding, 2 dilation hole."""
-        out = np.zeros(self.shape, dtype=np.int8)
-        for d, (n, lo, st) in enumerate(zip(operand_shape, self.low, self.stride, strict=True)):
-            rel = np.arange(self.shape[d], dtype=np.int64) - lo
-            pad = (rel < 0) | (rel > (n - 1) * st) if n else np.ones(self.shape[d], dtype=bool)
-            hole = ~pad & (rel % st != 0)
-            axis = [1] * len(self.shape)
-            axis[d] = self.shape[d]
-            kind = np.where(pad, 1, np.where(hole, 2, 0)).astype(np.int8).reshape(axis)
-            out = np.maximum(out, kind)  # padding in any dim wins over a hole
-        return out
+        """int8 per frame position: 0 an operand element, 1 padding, 2 dilation hole
+        (``frame.POSITION_KINDS``; padding in any dim wins over a hole)."""
+        grid = np.indices(self.shape, dtype=np.int64, sparse=True)
+        _, kinds = self.padded_frame(operand_shape).classify(grid)
+        return np.broadcast_to(position_kind(kinds), self.shape).copy()
 
     def operand_index(self) -> tuple[np.ndarray, ...]:
         """Per dim, the operand index of every frame position (meaningful where kinds is 0)."""
-        grids = np.indices(self.shape, dtype=np.int64)
-        return tuple((g - lo) // st for g, lo, st in zip(grids, self.low, self.stride, strict=True))
+        return operand_index(np.indices(self.shape, dtype=np.int64), self.low, self.stride)
 
     def to_frame(self, index: Sequence[int]) -> tuple[int, ...]:
         """The frame position of operand element ``index``."""
-        return tuple(lo + int(i) * st for i, lo, st in zip(index, self.low, self.stride, strict=True))
+        return frame_position(index, self.low, self.stride)
 
 
 # --- the interface -------------------------------------------------------------
