@@ -79,10 +79,11 @@ from hlolab.ops.regions import (
     recognize_binary_each,
 )
 from hlolab.ops.registry import OpCall, op
-from hlolab.ops.scatter import AnimationStep, _running_values
+from hlolab.ops.scatter import _running_values
 from hlolab.trace.explain import DimRole, Explanation, Step, elementwise_explain
 from hlolab.trace.fanin import Fan, FanInProvenance, Projection, expand
 from hlolab.trace.provenance import (
+    AnimationStep,
     Source,
     check_index,
     elementwise_provenance,

@@ -32,7 +32,7 @@ Quantized tensors: NotImplementedOpError.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -46,7 +46,7 @@ from hlolab.ops.regions import can_combine_at, check_combiner_types, combine_at,
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element
 from hlolab.trace.explain import DimRole, Explanation, Step, format_value
-from hlolab.trace.provenance import Provenance, Source, Target, check_index, value_shape
+from hlolab.trace.provenance import AnimationStep, Provenance, Source, Target, check_index, value_shape
 from hlolab.types import ElementType, TensorType
 
 Index = index_map.Index
@@ -616,23 +616,6 @@ class ScatterProvenance(Provenance):
                                        [(r, ri, after[r]) for r in range(n)],
                                        start if k == 0 else None))
         return steps
-
-
-@dataclass
-class AnimationStep:
-    """One step of an op's own order of work, for animations (hlolab.render.animate).
-
-    ``sources`` are the operand cells this step shows (operand coordinates, with
-    roles), ``results`` the result cells it writes, ``running`` the values those
-    result cells hold after the step, ``start`` (first step only) the result
-    values before any step (None: show the final results).
-    """
-
-    caption: Msg
-    sources: list[Source]
-    results: list[tuple[int, tuple[int, ...]]]
-    running: list[tuple[int, tuple[int, ...], Any]] = field(default_factory=list)
-    start: dict[int, np.ndarray] | None = None
 
 
 def _mask(shape: tuple[int, ...] | None, mask: np.ndarray, what: str) -> np.ndarray:

@@ -93,11 +93,12 @@ from hlolab.ops.regions import (
     recognize_binary_each,
 )
 from hlolab.ops.registry import OpCall, op
-from hlolab.ops.scatter import AnimationStep, wave_numbers
+from hlolab.ops.scatter import wave_numbers
 from hlolab.ops.shape import same_element
 from hlolab.trace.explain import DimRole, Explanation, Step, format_value
 from hlolab.trace.fanin import Fan, FanInProvenance, expand
 from hlolab.trace.provenance import (
+    AnimationStep,
     FrameMap,
     Provenance,
     Source,

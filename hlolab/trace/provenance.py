@@ -27,7 +27,7 @@ take part in no link.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -146,6 +146,29 @@ class FrameMap:
     def to_frame(self, index: Sequence[int]) -> tuple[int, ...]:
         """The frame position of operand element ``index``."""
         return frame_position(index, self.low, self.stride)
+
+    def to_operand(self, position: Sequence[int]) -> tuple[int, ...]:
+        """The operand index at frame ``position`` (meaningful where ``kinds`` is 0)."""
+        return tuple(int(i) for i in operand_index(tuple(np.asarray(p) for p in position), self.low,
+                                                   self.stride))
+
+
+@dataclass
+class AnimationStep:
+    """One step of an op's own order of work, for animations (a provenance's
+    ``animation_steps``; hlolab.render.animate draws them).
+
+    ``sources`` are the operand cells this step shows (operand coordinates, with
+    roles), ``results`` the result cells it writes, ``running`` the values those
+    result cells hold after the step, ``start`` (first step only) the result
+    values before any step (None: show the final results).
+    """
+
+    caption: Any  # a hlolab.messages.Msg, written in the reader's language when drawn
+    sources: list[Source]
+    results: list[tuple[int, tuple[int, ...]]]
+    running: list[tuple[int, tuple[int, ...], Any]] = field(default_factory=list)
+    start: dict[int, np.ndarray] | None = None
 
 
 # --- the interface -------------------------------------------------------------

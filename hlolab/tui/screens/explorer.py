@@ -89,8 +89,8 @@ def _elements(types: list[Any]) -> int:
 
 def build(request: Request) -> Built:
     """Make, run and view the op of ``request`` (raises HloLabError with the user message)."""
-    from hlolab.trace.view import OpCells
     from hlolab.session import Session
+    from hlolab.trace.view import OpCells
 
     schema = schema_for(request.op)
     if schema is None:
@@ -440,7 +440,7 @@ class ExplorerScreen(Screen):
                                 f"{name}; a window over it reads the padding value (pad_value role).",
                                 style="italic"))
                 return
-            index = tuple(int((p - lo) // st) for p, lo, st in zip(position, fm.low, fm.stride))
+            index = fm.to_operand(position)
         prov = view.prov
         per_result: dict[str, list[tuple[np.ndarray, str]]] = {}
         if prov is not None:
