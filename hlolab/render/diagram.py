@@ -246,7 +246,9 @@ def _step_lines(n: int, s: Step, width: int, max_children: int = 4) -> list[Line
     if s.dim_roles:
         lines += _roles_lines(s.dim_roles, text(Msg("explain.dims", roles="")), 5, width)
     for c in s.children[:max_children]:
-        line = " = ".join(step_parts(c))
+        # the value first: a long formula is what the width cuts, never the number
+        parts = step_parts(c)
+        line = f"{parts[0]} = {parts[-1]}" + (f"   ({parts[-2]})" if len(parts) > 2 else "")
         if c.before_clamp is not None:
             line += "  " + text(Msg("render.clamped_from", value=c.before_clamp))
         lines.append(_fit([("     " + line, INK)], width))
