@@ -116,6 +116,15 @@ def _walk(step: Step) -> Iterator[Step]:
         yield from _walk(c)
 
 
+def assert_substituted_everywhere(e: Explanation, descriptive: set[str]) -> None:
+    """Every step whose formula has symbols (its key not in ``descriptive``, the formulas
+    that describe rather than compute) shows it again with this element's numbers."""
+    for top in e.steps:
+        for s in _walk(top):
+            if s.formula is not None and s.formula.key not in descriptive:
+                assert isinstance(s.substituted, Msg), f"{s.name}: {s.formula.key} has no substituted form"
+
+
 def _messages_in(x: Any) -> Iterator[Msg]:
     if isinstance(x, Msg):
         yield x

@@ -24,6 +24,7 @@ from hlolab.trace.explain import DimRole, format_explanation
 from hlolab.types import element_type
 from tests.conftest import REPO, shared_dir
 from tests.ops.regions_text import combiner_body
+from tests.test_messages import assert_substituted_everywhere
 
 # --- building programs -----------------------------------------------------------------
 
@@ -152,14 +153,6 @@ def _walk(step):
 _DESCRIPTIVE = {"scatter.update_index.formula", "scatter.result.formula", "explain.element"}
 
 
-def assert_substituted_everywhere(e):
-    """Every step whose formula has symbols shows it again with this element's numbers."""
-    for top in e.steps:
-        for s in _walk(top):
-            if s.formula is not None and s.formula.key not in _DESCRIPTIVE:
-                assert isinstance(s.substituted, Msg), f"{s.name}: {s.formula.key} has no substituted form"
-
-
 def test_spec_example_explain():
     ev = spec_run()
     # result[1, 1, 1, 0] = 35 + 3: three updates land there
@@ -206,7 +199,7 @@ def test_spec_example_explain():
     dropped = e.notes[1].args  # [0, 9] is out of bounds
     assert dropped == {"count": 4, "shape": [2, 3, 4, 2], "update_index": (0, 1, 2, 0, 0),
                        "result_index": (1, 9, 0, 0)}
-    assert_substituted_everywhere(e)
+    assert_substituted_everywhere(e, _DESCRIPTIVE)
     assert "full_start_index" in format_explanation(e)
 
 
@@ -255,7 +248,7 @@ def test_explain_scalar_index_vector_and_long_update_lists():
     assert text(start.substituted) == "[%idx[4]]"
     assert [c.children[-1].value for c in landing.children[:4]] == [0, 1, 3, 6]
     assert any(m.key == "scatter.note.more" and m.args == {"count": 3} for m in e.notes)
-    assert_substituted_everywhere(e)
+    assert_substituted_everywhere(e, _DESCRIPTIVE)
 
 
 def test_explain_general_variadic_body_shows_every_argument():

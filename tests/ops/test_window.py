@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hlolab.errors import NotImplementedOpError, VerificationError
 from hlolab.interp.engine import Interpreter
 from hlolab.ir.parser import parse_module
-from hlolab.messages import Msg, text
+from hlolab.messages import text
 from hlolab.ops.registry import OpCall, lookup
 from hlolab.ops.window import combine_step, window_layout
 from hlolab.trace.explain import DimRole
@@ -22,6 +22,7 @@ from hlolab.trace.fanin import FanInProvenance
 from hlolab.trace.provenance import Source
 from hlolab.types import element_type
 from tests.ops.regions_text import combiner_body
+from tests.test_messages import assert_substituted_everywhere
 
 # --- building programs -----------------------------------------------------------------
 
@@ -434,14 +435,6 @@ def _key(step):
     return step.name if isinstance(step.name, str) else step.name.key
 
 
-def assert_substituted_everywhere(e):
-    """Every step whose formula has symbols shows it again with this element's numbers."""
-    for top in e.steps:
-        for s in _walk(top):
-            if s.formula is not None and s.formula.key not in _DESCRIPTIVE:
-                assert isinstance(s.substituted, Msg), f"{s.name}: {s.formula.key} has no substituted form"
-
-
 def test_explain_spec_example():
     x = np.array([[1, 2], [3, 4], [5, 6]], np.int64)
     ev = reduce_window([x], [0], ["add"], (2, 1), (4, 1), (2, 1), (3, 1), [(2, 1), (0, 0)])
@@ -481,7 +474,7 @@ def test_explain_spec_example():
     assert [(text(c.substituted), c.value) for c in fold.children] == [("add(0, 3)", 3), ("add(3, 0)", 3)]
     assert [n.key for n in e.notes] == ["window.rw.note.recognized", "window.rw.note.pad_value"]
     assert e.notes[1].args == {"padding": 1, "holes": 0}
-    assert_substituted_everywhere(e)
+    assert_substituted_everywhere(e, _DESCRIPTIVE)
 
 
 def test_explain_hole_and_general_body():
@@ -500,7 +493,7 @@ def test_explain_hole_and_general_body():
     notes = {n.key: n.args for n in e.notes}
     assert notes["window.rw.note.pad_value"] == {"padding": 0, "holes": 2}
     assert "window.rw.note.general" in notes
-    assert_substituted_everywhere(e)
+    assert_substituted_everywhere(e, _DESCRIPTIVE)
 
 
 def test_explain_classifies_operand_padding_and_hole_apart():
@@ -770,7 +763,7 @@ def test_sas_explain():
     assert [n.key for n in e.notes] == ["window.sas.note.count", "window.sas.note.select",
                                         "window.sas.note.scatter"]
     assert e.notes[0].args == {"count": 2} and e.notes[2].args == {"kind": "add"}
-    assert_substituted_everywhere(e)
+    assert_substituted_everywhere(e, _DESCRIPTIVE)
     e0 = explain(ev, 0, (0, 0))
     assert e0.value == 0 and e0.steps[1].value == [] and e0.steps[1].children == []
     assert e0.notes[0].key == "window.sas.note.select"
