@@ -183,3 +183,17 @@ def test_explanations_are_structured_and_hold_no_english(op):
         format_explanation(e)  # and English renders
         n += 1
     assert n or schema_for(op) is not None
+
+
+@pytest.mark.parametrize("op", [o for o in schema_ops() if o.rsplit(".", 1)[-1] in (
+    "reduce", "batch_norm_training", "dot_general", "convolution", "dynamic_conv", "triangular_solve", "fft",
+    "cholesky", "reduce_window")])
+def test_provenance_schedules_are_messages(op):
+    ex = make_example(op)
+    s = Session(ex.text)
+    s.bind(ex.inputs)
+    s.run()
+    ev = [e for e in s.history if e.op.name == op][-1]
+    schedule = ev.provenance().schedule
+    assert isinstance(schedule, Msg) and text(schedule, PSEUDO).startswith("⟪")
+    assert PROSE.search(text(schedule))  # and it reads as a sentence in English

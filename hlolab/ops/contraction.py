@@ -580,9 +580,7 @@ def _dot_general_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) 
     projections = [Projection(0, "window", tuple(lp)), Projection(1, "kernel", tuple(rp))]
 
     return _FanIn([value_shape(outputs[0])], [value_shape(v) for v in inputs], fans,
-                  schedule="contracting positions in row-major order (over "
-                  "lhs_contracting_dimensions); lhs (window) then rhs (kernel), "
-                  "paired position by position", project=lambda r: projections)
+                  schedule=Msg("contraction.schedule.dot_general"), project=lambda r: projections)
 
 
 def _sum_notes(le: ElementType, oe: ElementType, total: int, order: Msg, summer: Msg) -> list[Msg]:
@@ -1149,10 +1147,8 @@ def _conv_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanI
         return out
 
     prov = _FanIn([value_shape(outputs[0])], [value_shape(v) for v in inputs], fans,
-                  schedule="row-major over (input feature of the group, kernel spatial "
-                  "dims...): window (input elements) or pad_value (padding / lhs-dilation "
-                  "holes, in the padded frame), then kernel, paired position by position"
-                  + ("; then the padding operand (index_read)" if dynamic else ""))
+                  schedule=Msg("contraction.schedule.dynamic_conv" if dynamic
+                              else "contraction.schedule.convolution"))
     prov.frames = {0: FrameMap.of(0, lhs_frame, (None,))}
     if len(d.input_spatial_dimensions) == 2:  # draw images and kernels as height x width grids
         prov.grid_axes = {"operand0": tuple(d.input_spatial_dimensions),

@@ -280,8 +280,7 @@ def _triangular_solve_provenance(ctx: OpCall, inputs: list[Any], outputs: list[A
     form = ctx.attrs
     return FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
                            _TriSolveFans(form, int(a.shape[-1])),
-                           schedule="the rows of b in substitution order (forward: 0..i, back: "
-                                    "m-1..i), then the triangle of op(a) row by row in that order")
+                           schedule=Msg("linalg.schedule.triangular_solve"))
 
 
 def _a_element(name: str, index: Sequence[int], conjugate: bool) -> Msg:
@@ -524,8 +523,7 @@ def _fft_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanIn
     n = len(ctx.attrs.fft_length)
     block = tuple(int(d) for d in inputs[0].shape[-n:])
     return FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
-                           _fft_fans(n, block), schedule="row-major over the operand's transformed "
-                                                         "block (the trailing len(fft_length) dims)")
+                           _fft_fans(n, block), schedule=Msg("linalg.schedule.fft"))
 
 
 def _explain_fft(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
@@ -710,7 +708,7 @@ def _cholesky_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> 
     _, first_fail = factorize(a.astype(work_dtype(outputs[0].dtype)), lower)
     return FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
                            _CholeskyFans(lower, int(a.shape[-1]), first_fail),
-                           schedule="row-major over the read triangle of a (lower frame)")
+                           schedule=Msg("linalg.schedule.cholesky"))
 
 
 def _explain_cholesky(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,

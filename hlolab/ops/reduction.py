@@ -420,8 +420,7 @@ def reduce_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Fan
                 + [Projection(k, "window", window_dims) for k in which])
 
     return ReduceProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs], fans,
-                            schedule="init, then the reduced elements in row-major order of the "
-                                     "reduced dimensions", project=project)
+                            schedule=Msg("reduction.schedule.reduce"), project=project)
 
 
 class ReduceProvenance(FanInProvenance):
@@ -991,8 +990,7 @@ def batch_norm_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) ->
         return out
 
     return FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs], fans,
-                           schedule="the same-index and per-feature operands, then the feature's "
-                                    "elements in row-major order of the other dimensions")
+                           schedule=Msg("reduction.schedule.batch_norm"))
 
 
 # --- batch norm: explain -----------------------------------------------------------------------

@@ -517,10 +517,7 @@ def reduce_window(ctx: OpCall, *operands: np.ndarray) -> list[np.ndarray]:
 
 # --- reduce_window: provenance -----------------------------------------------------------
 
-SCHEDULE_REDUCE_WINDOW = ("init, then the window positions in row-major order: each position "
-                          "reads inputs[k] (window) or, on padding or a base-dilation hole, "
-                          "init_values[k] (pad_value); Fan.position gives its place in the "
-                          "padded/dilated frame")
+SCHEDULE_REDUCE_WINDOW = Msg("window.schedule.reduce_window")
 
 
 def reduce_window_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanInProvenance:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hlolab.messages import Msg
 from hlolab.trace.provenance import (
     ROLES,
     Provenance,
@@ -123,10 +124,11 @@ class FanInProvenance(Provenance):
     """
 
     def __init__(self, result_shapes: Sequence[Shape | None], operand_shapes: Sequence[Shape | None],
-                 fans: FanFn, schedule: str = "row-major over the window",
+                 fans: FanFn, schedule: Msg | None = None,
                  chunk_elements: int = 1 << 22, project: ProjectFn | None = None):
         super().__init__(result_shapes, operand_shapes)
         self._fans = fans
+        # the order an animation walks the fans in: a hlolab.messages.Msg (None: row-major)
         self.schedule = schedule
         self.chunk_elements = chunk_elements
         self._project = project
