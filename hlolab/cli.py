@@ -22,19 +22,16 @@ def _example_path(name: str) -> Path:
 
 
 def _load_inputs(ns: argparse.Namespace) -> list[Any] | None:
-    import numpy as np
-
+    from hlolab.interp.inputs import load_npy
+    from hlolab.limits import ELEMENT_BUDGET
     from hlolab.runner import parse_args_literal
 
     args: list[Any] | None = None
     if ns.args is not None:
         args = parse_args_literal(ns.args)
+    budget = getattr(ns, "max_elements", ELEMENT_BUDGET)
     for f in ns.input or []:
-        try:
-            arr = np.load(f, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise HloLabError(f"cannot load input {f}: {e}") from None
-        args = (args or []) + [arr]
+        args = (args or []) + [load_npy(f, budget)]
     return args
 
 
@@ -362,7 +359,8 @@ def cmd_open(ns: argparse.Namespace) -> int:
     path = ns.file
     if not Path(path).is_file():
         raise HloLabError(f"hlolab open: no such file: {path}")
-    return run_tui(open_path=path)
+    inputs = _load_inputs(ns)  # read now: a bad file is a clean error before the TUI starts
+    return run_tui(open_path=path, inputs=inputs, seed=ns.seed if ns.seed is not None else 0)
 
 
 def cmd_explore(ns: argparse.Namespace) -> int:
@@ -472,6 +470,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     op_ = sub.add_parser("open", help="open a program in the TUI's stepper")
     op_.add_argument("file", metavar="FILE.mlir")
+    op_.add_argument("--args", metavar="LITERAL", help='entry arguments: "[dense<…> : tensor<…>, …]"')
+    op_.add_argument("--input", action="append", metavar="FILE.npy",
+                     help="an entry argument from a .npy file")
+    op_.add_argument("--seed", type=int,
+                     help="random values (this seed) for the arguments not given (default 0)")
     op_.set_defaults(fn=cmd_open)
     xo = sub.add_parser("explore", help="open an op in the TUI's explorer, e.g. hlolab explore gather")
     xo.add_argument("op", metavar="OP")

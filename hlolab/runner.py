@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from hlolab.errors import CheckFailure, ExecutionError, HloLabError, ParseError
+from hlolab.errors import CheckFailure, HloLabError, ParseError
 from hlolab.interp.engine import Interpreter
+from hlolab.interp.inputs import random_args
 from hlolab.ir.attrs import ArrayAttr, DenseElementsAttr
 from hlolab.ir.module import Module
 from hlolab.limits import ELEMENT_BUDGET, STEP_BUDGET
@@ -70,8 +71,8 @@ def run_module(module: Module, label: str, entry: str | None = None,
     try:
         interp = budgets.interpreter(module)
         func = interp.entry(entry)
-        if args is None:
-            args = [] if not func.args else random_args(func, seed)
+        # given arguments first, the rest random from the seed, each within the element budget
+        args = random_args(func, args or [], seed, budgets.elements)
         checks = 0
         gen = interp.steps(func.name, args)
         while True:
@@ -93,16 +94,6 @@ def run_module(module: Module, label: str, entry: str | None = None,
         return ModuleResult(label, "ERROR", e.short(), error=e)
     except RecursionError:
         return ModuleResult(label, "ERROR", "recursion too deep while running the program")
-
-
-def random_args(func: Any, seed: int | None) -> list[Any]:
-    if seed is None:
-        raise ExecutionError(f"@{func.name} takes {len(func.args)} arguments: give them with --args, "
-                             "--input FILE.npy, or --seed N for random values")
-    from hlolab.interp.inputs import random_value
-
-    rng = np.random.default_rng(seed)
-    return [random_value(a.type, rng) for a in func.args]
 
 
 def parse_args_literal(text: str) -> list[np.ndarray]:
@@ -163,4 +154,6 @@ def run_file(path: str | Path, split: bool = False, entry: str | None = None,
         if not module.funcs:
             continue  # a chunk holding only comments
         results.append(run_module(module, label, entry, args, seed, budgets))
+    if not results:  # nothing to run is an error, not a silent success
+        results.append(ModuleResult(f"{name}#1", "ERROR", f"{path} holds no module (no func.func to run)"))
     return results

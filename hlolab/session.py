@@ -190,23 +190,15 @@ class Session:
              files: list[str | Path] | None = None) -> list[Any]:
         """Set the entry arguments and restart: ``args`` (arrays), then ``files``
         (``.npy``, no pickles), the rest random by type from ``seed``."""
-        from hlolab.interp.inputs import random_value
+        from hlolab.interp.inputs import load_npy, random_args
 
         values = [np.asarray(a) for a in (args or [])]
-        for f in files or []:
-            try:
-                values.append(np.load(f, allow_pickle=False))
-            except (OSError, ValueError) as e:
-                raise HloLabError(f"cannot load input {f}: {e}") from None
-        if len(values) > len(self.func.args):
-            raise ExecutionError(f"@{self.func.name} takes {len(self.func.args)} arguments, "
-                                 f"got {len(values)}")
-        if len(values) < len(self.func.args):
-            if seed is None:
-                raise ExecutionError(f"@{self.func.name} takes {len(self.func.args)} arguments, "
-                                     f"got {len(values)} and no seed for the rest")
-            rng = np.random.default_rng(seed)
-            values += [random_value(a.type, rng) for a in self.func.args[len(values):]]
+        values += [load_npy(f, self.element_budget) for f in files or []]
+        for i, v in enumerate(values):  # given arrays count against the budget as made ones do
+            if v.size > self.element_budget:
+                raise ExecutionError(f"argument #{i} of @{self.func.name} has {v.size:,} elements, over "
+                                     f"the element budget of {self.element_budget:,}")
+        values = random_args(self.func, values, seed, self.element_budget)
         check_args(self.func, values)
         self.args = values
         self._reset()

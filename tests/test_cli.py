@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from hlolab.cli import main
+from hlolab.errors import ExecutionError
+from hlolab.session import Session
 from tests.programs import ENDLESS_WHILE
 
 PASSING = """
@@ -360,3 +363,73 @@ def test_a_missing_index_on_a_tensor_is_a_usage_error(capsys):
     assert err.startswith("usage: hlolab explain")
     assert "hlolab explain: error: the following argument is required for %0 (shape " in err
     assert "--index" in err.splitlines()[-1]
+
+
+# --- inputs: budgets before allocation, partial inputs, clear messages (issue 24) ------------
+
+BIG = ("func.func @main(%a: tensor<20000x20000xf32>) -> tensor<20000x20000xf32> "
+       "{ return %a : tensor<20000x20000xf32> }")
+FOUR = """func.func @main(%a: tensor<3xf32>, %b: tensor<3xf32>, %c: tensor<3xf32>, %d: tensor<3xf32>)
+    -> tensor<3xf32> {
+  %0 = stablehlo.add %a, %b : tensor<3xf32>
+  %1 = stablehlo.add %c, %d : tensor<3xf32>
+  %2 = stablehlo.add %0, %1 : tensor<3xf32>
+  return %2 : tensor<3xf32>
+}"""
+
+
+def test_generated_inputs_are_refused_over_the_budget_before_allocation(tmp_path, capsys):
+    import time
+
+    f = tmp_path / "big.mlir"
+    f.write_text(BIG)
+    t = time.perf_counter()
+    assert main(["run", str(f), "--seed", "1", "--max-elements", "1000"]) == 1
+    out = capsys.readouterr().out
+    assert time.perf_counter() - t < 5  # 400M elements were never made (a 1.6 GB allocation is slow)
+    assert "argument #0 of @main: a 20000x20000 tensor has 400,000,000 elements, over the element " \
+           "budget of 1,000 (--max-elements)" in out
+    # a .npy over the budget is refused from its header, before its data is read
+    np.save(tmp_path / "x.npy", np.zeros(2000, np.float32))
+    g = tmp_path / "v.mlir"
+    g.write_text("func.func @main(%a: tensor<2000xf32>) -> tensor<2000xf32> { return %a : tensor<2000xf32> }")
+    assert main(["run", str(g), "--input", str(tmp_path / "x.npy"), "--max-elements", "1000"]) == 1
+    err = capsys.readouterr().err
+    assert "x.npy: a 2000 tensor has 2,000 elements, over the element budget of 1,000" in err
+    # the same budget holds for a session's inputs (explain, trace, the TUI stepper)
+    s = Session(g.read_text(), element_budget=1000)
+    with pytest.raises(ExecutionError, match="over the element budget of 1,000"):
+        s.bind(files=[tmp_path / "x.npy"])
+    with pytest.raises(ExecutionError, match="over the element budget of 1,000"):
+        s.bind([np.zeros(2000, np.float32)])
+
+
+def test_input_files_then_the_seed_fill_every_argument(tmp_path, capsys):
+    f = tmp_path / "four.mlir"
+    f.write_text(FOUR)
+    np.save(tmp_path / "a.npy", np.array([1.0, 2.0, 3.0], np.float32))
+    assert main(["run", str(f), "--input", str(tmp_path / "a.npy"), "--seed", "1"]) == 0
+    assert "result #0" in capsys.readouterr().out
+    assert main(["explain", str(f), "--input", str(tmp_path / "a.npy"), "--seed", "1", "--value", "%0",
+                 "--index", "0"]) == 0
+    assert "%a[0] = 1.0" in capsys.readouterr().out  # the file is argument #0, the seed made the rest
+
+
+def test_bad_input_files_and_empty_programs_say_what_is_wrong(tmp_path, capsys):
+    f = tmp_path / "v.mlir"
+    f.write_text("func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> { return %a : tensor<3xf32> }")
+    (tmp_path / "text.npy").write_text("1 2 3\n")
+    np.save(tmp_path / "obj.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    np.save(tmp_path / "f64.npy", np.array([1.0, 2.0, 3.0]))
+    assert main(["run", str(f), "--input", str(tmp_path / "text.npy")]) == 1
+    err = capsys.readouterr().err
+    assert "not a .npy file (it starts with b'1 2 3\\n'); save arrays with numpy.save" in err
+    assert main(["run", str(f), "--input", str(tmp_path / "obj.npy")]) == 1
+    assert "it holds Python objects (pickled), not numbers" in capsys.readouterr().err
+    assert main(["run", str(f), "--input", str(tmp_path / "f64.npy")]) == 1
+    assert "must be tensor<3xf32>, got array of shape (3,) and dtype float64 (cast it: " \
+           "x.astype(numpy.float32))" in capsys.readouterr().out
+    empty = tmp_path / "empty.mlir"
+    empty.write_text("// nothing here\n")
+    assert main(["run", str(empty)]) == 1
+    assert "empty.mlir holds no module (no func.func to run)" in capsys.readouterr().out

@@ -500,5 +500,10 @@ def check_args(f: Func, args: list[Any], at: Op | None = None) -> None:
                              at.loc if at else f.loc)
     for i, (v, a) in enumerate(zip(f.args, args)):
         if not type_matches(a, v.type):
-            raise ExecutionError(f"argument #{i} of @{f.name} must be {v.type}, got {describe_value(a)}",
-                                 at.loc if at else f.loc)
+            hint = ""
+            t = v.type
+            if (isinstance(a, np.ndarray) and isinstance(t, TensorType) and t.is_static
+                    and a.shape == t.static_shape() and a.dtype != t.dtype):
+                hint = f" (cast it: x.astype(numpy.{t.dtype.name}))"
+            raise ExecutionError(f"argument #{i} of @{f.name} must be {v.type}, got {describe_value(a)}"
+                                 + hint, at.loc if at else f.loc)

@@ -560,13 +560,24 @@ def make_example(name: str, preset: str = "default", params: dict[str, str | Any
 def _verify(op_name: str, text: str) -> None:
     """Parse the module and run the op's verify (VerificationError names the op and its (Cn))."""
     from hlolab.ir.parser import parse_module
+    from hlolab.ops.record import InferError
     from hlolab.ops.registry import OpCall, lookup
 
     module = parse_module(text, f"<{op_name} example>")
     for op in module.walk():
         d = lookup(op.name)
-        if op.name == op_name and d is not None and d.verify is not None:
-            d.verify(OpCall(op))
+        if op.name != op_name or d is None:
+            continue
+        call = OpCall(op)
+        if d.infer is not None:
+            # parameters that admit no result type: the constraint infer names is the cause (the
+            # placeholder result the schema wrote would only make verify blame the result)
+            try:
+                d.infer(call.attrs, list(call.operand_types))
+            except InferError as e:
+                raise call.error(e.constraint, str(e)) from None
+        if d.verify is not None:
+            d.verify(call)
 
 
 # --- one generic schema for every element-wise op ---------------------------------------

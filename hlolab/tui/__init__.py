@@ -3,9 +3,13 @@ textual: ``run_tui`` imports the app when called."""
 
 from __future__ import annotations
 
+from typing import Any
 
-def run_tui(open_path: str | None = None, open_op: str | None = None) -> int:
-    """Run the app; ``open_path`` opens the program stepper, ``open_op`` the op explorer."""
+
+def run_tui(open_path: str | None = None, open_op: str | None = None, *,
+            inputs: list[Any] | None = None, seed: int = 0) -> int:
+    """Run the app; ``open_path`` opens the program stepper (its entry arguments: ``inputs``,
+    the rest random from ``seed``), ``open_op`` the op explorer."""
     from hlolab.tui.app import run_tui as _run
 
-    return _run(open_path=open_path, open_op=open_op)
+    return _run(open_path=open_path, open_op=open_op, inputs=inputs, seed=seed)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import traceback
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -33,17 +33,19 @@ class HloLabApp(App):
         Binding("ctrl+t", "next_theme", "Theme", show=False, id="app.theme"),
     ]
 
-    def __init__(self, open_path: str | None = None, open_op: str | None = None):
+    def __init__(self, open_path: str | None = None, open_op: str | None = None, *,
+                 inputs: list[Any] | None = None, seed: int = 0):
         super().__init__()
         self.open_path = open_path
         self.open_op_name = open_op
+        self.open_inputs, self.open_seed = inputs, seed
 
     def on_mount(self) -> None:
         self.push_screen(HomeScreen())
         if self.open_op_name:
             self.open_op(self.open_op_name)
         if self.open_path:
-            self.open_file(self.open_path)
+            self.open_file(self.open_path, self.open_inputs, self.open_seed)
 
     # --- navigation -------------------------------------------------------------------------
     def open_op(self, op: str, preset: str = "default", params: dict[str, str] | None = None) -> None:
@@ -57,8 +59,9 @@ class HloLabApp(App):
             return
         self.push_screen(screen)
 
-    def open_file(self, path: str) -> None:
-        """Push the program stepper on the program in ``path``."""
+    def open_file(self, path: str, inputs: list[Any] | None = None, seed: int = 0) -> None:
+        """Push the program stepper on the program in ``path`` (entry arguments ``inputs``,
+        the rest random from ``seed``)."""
         try:
             text = Path(path).read_text()
         except (OSError, UnicodeDecodeError) as e:
@@ -67,7 +70,7 @@ class HloLabApp(App):
         try:
             from hlolab.tui.screens.stepper import StepperScreen
 
-            screen = StepperScreen(text, path=path)
+            screen = StepperScreen(text, path=path, seed=seed, inputs=inputs)
         except HloLabError as e:
             self.notify(e.short(), severity="error", title=f"cannot open {path}")
             return
@@ -146,8 +149,9 @@ class HloLabApp(App):
         self.notify(message, title="not yet")
 
 
-def run_tui(open_path: str | None = None, open_op: str | None = None) -> int:
+def run_tui(open_path: str | None = None, open_op: str | None = None, *,
+            inputs: list[Any] | None = None, seed: int = 0) -> int:
     """Run the TUI until the user quits; the exit code."""
-    app = HloLabApp(open_path=open_path, open_op=open_op)
+    app = HloLabApp(open_path=open_path, open_op=open_op, inputs=inputs, seed=seed)
     app.run()
     return int(app.return_code or 0)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from hlolab.errors import HloLabError
 from hlolab.interp.engine import Interpreter
+from hlolab.interp.inputs import random_args
 from hlolab.ir.parser import parse_module, split_source
-from hlolab.runner import random_args
 
 HERE = Path(__file__).parent
 CASES = HERE / "cases.mlir"
@@ -30,7 +30,7 @@ def diagnose(chunk: str, first_line: int) -> str:
         module = parse_module(chunk, "cases.mlir", first_line)
         interp = Interpreter(module, step_budget=STEP_BUDGET)
         func = interp.entry(None)
-        for _ in interp.steps(func.name, random_args(func, 0)):
+        for _ in interp.steps(func.name, random_args(func, [], 0)):
             pass
     except HloLabError as e:
         return str(e).rstrip()

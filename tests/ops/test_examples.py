@@ -434,3 +434,13 @@ def test_scalar_for_an_integer_type_is_an_integer_that_fits(value, message):
     with pytest.raises(ParamError, match=message):
         make_example("pad", params={"dtype": "i8", "padding_value": value})
     assert make_example("pad", params={"dtype": "i8", "padding_value": "7.0"}) is not None
+
+
+@pytest.mark.parametrize("value", ["", "1"])
+def test_parameters_without_a_result_name_the_constraint_infer_breaks(value):
+    # slice_sizes of the wrong length: the cause is gather (C20), not a result the schema could
+    # not type (issue 24: it used to blame offset_dims (C5), or leak "expected an integer, got '>'")
+    with pytest.raises(VerificationError) as e:
+        make_example("gather", params={"slice_sizes": value})
+    msg = str(e.value)
+    assert "gather (C20): size(slice_sizes) = " in msg and "must equal rank(operand) = 2" in msg

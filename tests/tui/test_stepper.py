@@ -725,3 +725,28 @@ async def test_draft_is_autosaved_while_typing(tmp_path):
             if draft_path().exists():
                 break
         assert draft_path().read_text() == "func.func @main("
+
+
+@sync
+async def test_open_binds_given_inputs_and_fills_the_rest_from_the_seed(tmp_path):
+    # hlolab open FILE --input a.npy --seed 1 on a 4-argument function (issue 24)
+    from hlolab.cli import _load_inputs, build_parser
+    from hlolab.interp.inputs import random_args
+    from hlolab.tui.app import HloLabApp
+    from tests.test_cli import FOUR
+
+    f = tmp_path / "four.mlir"
+    f.write_text(FOUR)
+    np.save(tmp_path / "a.npy", np.array([1.0, 2.0, 3.0], np.float32))
+    ns = build_parser().parse_args(["open", str(f), "--input", str(tmp_path / "a.npy"), "--seed", "1"])
+    inputs = _load_inputs(ns)
+    app = HloLabApp(open_path=str(f), inputs=inputs, seed=ns.seed)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(pilot)
+        args = screen.session.args
+        assert len(args) == 4 and args[0].tolist() == [1.0, 2.0, 3.0]
+        # the others are what --seed 1 makes for arguments #1..#3 (the seed's draws start there)
+        want = random_args(screen.session.func, [args[0]], 1)
+        assert [a.tolist() for a in args[1:]] == [a.tolist() for a in want[1:]]
+        assert args[1].tolist() != args[2].tolist()
+        assert screen.describe_inputs() == "inputs: 1 given + random seed 1"
