@@ -7,13 +7,14 @@ Public API (imports are lazy so ``import hlolab`` stays light)::
     s = hlolab.Session(text)           # the stepper: step, step_back, breakpoints
     s.bind([x, y]); s.run()
     s.sources("%5", (3, 7))            # which argument elements %5[3, 7] depends on
+    hlolab.example_path("mlp_step")    # a built-in example program
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["parse", "run", "print_module", "Session"]
+__all__ = ["parse", "run", "print_module", "Session", "example_path", "examples"]
 
 
 def __getattr__(name: str) -> Any:
@@ -44,3 +45,22 @@ def run(module: Any, args: list[Any] | None = None, entry: str | None = None) ->
     if isinstance(module, str):
         module = parse(module)
     return Interpreter(module).run(entry, args)
+
+
+def examples() -> list[str]:
+    """The names of the built-in example programs."""
+    from pathlib import Path
+
+    return sorted(p.stem for p in (Path(__file__).parent / "examples").glob("*.mlir"))
+
+
+def example_path(name: str) -> Any:
+    """The path of built-in example ``name`` (``examples()`` lists them)."""
+    from pathlib import Path
+
+    p = Path(__file__).parent / "examples" / f"{name}.mlir"
+    if not p.is_file():
+        from hlolab.errors import HloLabError
+
+        raise HloLabError(f"no built-in example '{name}' (examples: {', '.join(examples())})")
+    return p

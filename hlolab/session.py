@@ -573,13 +573,19 @@ class Session:
                 iteration: int | None = None) -> program.Trace:
         """The argument and constant elements ``ref[index]`` depends on (backward trace)."""
         d = ref if isinstance(ref, tuple) else self.find(ref, iteration)
-        return program.backward(_RunGraph(self), d, tuple(index))
+        return self._described(program.backward(_RunGraph(self), d, tuple(index)))
 
     def targets(self, ref: str | Def, index: tuple[int, ...] | list[int] = (),
                 iteration: int | None = None) -> program.Trace:
         """Every value element ``ref[index]`` flows into so far (forward trace)."""
         d = ref if isinstance(ref, tuple) else self.find(ref, iteration)
-        return program.forward(_RunGraph(self), d, tuple(index))
+        return self._described(program.forward(_RunGraph(self), d, tuple(index)))
+
+    def _described(self, trace: program.Trace) -> program.Trace:
+        from hlolab.trace.format import describe_query
+
+        trace.what = describe_query(self, trace.query)
+        return trace
 
     def result_defs(self) -> list[Def | None]:
         """The definitions of the entry function's results (once it has returned)."""

@@ -7,16 +7,19 @@ from typing import Any
 from hlolab.trace.boxes import format_mask
 
 
-def format_trace(session: Any, trace: Any, limit: int | None = None) -> str:
-    """A trace as a readable tree: per value, per role, the elements as boxes and the shortest path."""
-    d = trace.query
-    if d[0] != 0:
+def describe_query(session: Any, d: Any) -> str:
+    """``= stablehlo.add (line 5)``, or ``= argument #0 of @main``: what value ``d`` is."""
+    if d[0] > 0:  # an op instance; nodes <= 0 hold a process's arguments
         ev = session.instance(d[0])
         loc = f" (line {ev.op.loc.line})" if ev.op.loc else ""
-        what = f"= {ev.op.name}{loc}"
-    else:
-        what = f"= argument #{d[1]} of @{session.func.name}"
-    head = f"{trace.label}[{', '.join(map(str, trace.index))}] {what}"
+        return f"= {ev.op.name}{loc}"
+    return f"= argument #{d[1]} of @{session.func.name}"
+
+
+def format_trace(session: Any, trace: Any, limit: int | None = None) -> str:
+    """A trace as a readable tree: per value, per role, the elements as boxes and the shortest path."""
+    what = trace.what or (describe_query(session, trace.query) if session is not None else "")
+    head = f"{trace.label}[{', '.join(map(str, trace.index))}] {what}".rstrip()
     if not trace.groups:
         return head + "\n  (no " + ("sources" if trace.direction == "back" else "targets") + ")"
     by_value: dict[str, list[Any]] = {}

@@ -110,6 +110,13 @@ class Trace:
     index: tuple[int, ...]
     direction: str  # "back" | "fwd"
     groups: list[Group]
+    what: str = ""  # what the queried value is ("= stablehlo.add (line 5)"), for the text form
+
+    def __str__(self) -> str:
+        """The text ``hlolab trace`` prints: values, roles, element boxes, one path each."""
+        from hlolab.trace.format import format_trace
+
+        return format_trace(None, self)
 
     def mask(self, label: str | None = None, role: str | None = None,
              value: Def | None = None) -> np.ndarray | None:
