@@ -145,8 +145,6 @@ class HloLabApp(App):
         self.theme = THEMES[(i + 1) % len(THEMES)]
         self.notify(f"theme: {self.theme}", timeout=1.5)
 
-    def coming(self, message: str) -> None:
-        self.notify(message, title="not yet")
 
 
 def run_tui(open_path: str | None = None, open_op: str | None = None, *,

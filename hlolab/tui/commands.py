@@ -23,10 +23,6 @@ class HloLabCommands(Provider):
             ("Home: op gallery", app.action_go_home, "back to the gallery of ops"),
             ("Help: keys", app.action_help, "the keys of this screen"),
             ("Theme: next", app.action_next_theme, "switch to the next theme (light and dark)"),
-            ("Lessons", partial(app.coming, "The lessons come with the lessons issue."),
-             "lesson viewer (not yet)"),
-            ("Collectives view", partial(app.coming, "The collectives view comes with the collectives "
-                                         "issue."), "one panel per process (not yet)"),
         ]
         screen = self.screen
         if isinstance(screen, ExplorerScreen):

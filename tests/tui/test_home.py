@@ -139,3 +139,25 @@ def test_importing_hlolab_and_the_tui_package_does_not_import_textual():
             "assert 'textual' not in sys.modules, 'textual imported'; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_nothing_unbuilt_is_offered():
+    # no "coming with the ... issue" sections, no family header without an op to open,
+    # no palette command that only says "not yet" (issue 24)
+    from hlolab.tui.commands import HloLabCommands
+
+    async def body():
+        async with HloLabApp().run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            home = pilot.app.screen
+            ol = home.query_one("#ops")
+            texts = [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
+            ids = [ol.get_option_at_index(i).id or "" for i in range(ol.option_count)]
+            assert not any("coming" in t or "not yet" in t or "explorer-ready" in t for t in texts)
+            families = [i for i in ids if i.startswith("family:")]
+            assert families and all(  # every family shown is followed by an op of its own
+                ids[ids.index(f) + 1].startswith("op:") for f in families)
+            commands = HloLabCommands(pilot.app.screen)._commands()
+            assert not any("not yet" in help_ or "issue" in help_ for _, _, help_ in commands)
+
+    run(body)

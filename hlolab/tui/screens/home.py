@@ -160,16 +160,11 @@ class HomeScreen(Screen):
         families = list(GROUP_ORDER) + sorted(set(by_family) - set(GROUP_ORDER))
         for fam in families:
             ops = by_family.get(fam, [])
-            waiting = self.waiting.get(fam, [])
-            if not ops and (text or fam not in GROUP_ORDER):
+            if not ops:  # nothing to explore in this family (yet): offer nothing
                 continue
             options.append(Option(Text(fam, style="bold"), id=f"family:{fam}", disabled=True))
             for e in ops:
                 options.append(Option(f"  {e.short}", id=f"op:{e.op}"))
-            if not ops:
-                note = "  none explorer-ready yet" + (f" ({len(waiting)} run in programs)"
-                                                      if waiting else "")
-                options.append(Option(Text(note, style="dim italic"), id=f"none:{fam}", disabled=True))
         if not text:
             options += self._extra_sections()
         elif not shown:
@@ -187,11 +182,7 @@ class HomeScreen(Screen):
         self._show_detail()
 
     def _extra_sections(self) -> list[Option]:
-        out = [Option(Text("Lessons", style="bold"), id="section:lessons", disabled=True),
-               Option(Text("  coming with the lessons issue", style="dim italic"), disabled=True),
-               Option(Text("Collectives view", style="bold"), id="section:collectives", disabled=True),
-               Option(Text("  coming with the collectives issue", style="dim italic"), disabled=True),
-               Option(Text("Recent files", style="bold"), id="section:recent", disabled=True)]
+        out = [Option(Text("Recent files", style="bold"), id="section:recent", disabled=True)]
         files = recent_files()
         if not files:
             out.append(Option(Text("  none yet: `hlolab open FILE.mlir` adds one", style="dim italic"),
@@ -255,10 +246,7 @@ class HomeScreen(Screen):
             out.append(value, style="bold")
             out.append("\n\nEnter: open it in the program stepper", style="italic")
         elif kind == "section":
-            notes = {"lessons": "The lessons (with live op views, exercises and progress) come with "
-                                "the lessons issue.",
-                     "collectives": "One panel per simulated process comes with the collectives issue.",
-                     "recent": "Programs opened with `hlolab open FILE` are listed here."}
+            notes = {"recent": "Programs opened with `hlolab open FILE` are listed here."}
             out.append(notes.get(value, ""))
         return out
 
