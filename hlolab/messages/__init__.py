@@ -20,13 +20,15 @@ import string
 import tomllib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 DEFAULT = "en"
 _HERE = Path(__file__).parent
 _catalogues: dict[str, dict[str, str]] = {}
-_current = [os.environ.get("HLOLAB_LANG", DEFAULT) or DEFAULT]
+# per thread / task, so a worker rendering in one language never changes another's
+_current: ContextVar[str] = ContextVar("hlolab_language", default=os.environ.get("HLOLAB_LANG") or DEFAULT)
 
 
 class Msg:
@@ -87,17 +89,17 @@ def languages() -> list[str]:
 
 
 def current_language() -> str:
-    return _current[-1]
+    return _current.get()
 
 
 @contextmanager
 def language(lang: str) -> Iterator[None]:
     """Render messages in ``lang`` inside the block (``text`` without ``lang=``)."""
-    _current.append(lang)
+    token = _current.set(lang)
     try:
         yield
     finally:
-        _current.pop()
+        _current.reset(token)
 
 
 def fields(template: str) -> set[str]:

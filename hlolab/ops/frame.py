@@ -32,7 +32,7 @@ from hlolab.limits import ELEMENT_BUDGET
 
 # what one dimension of a frame position is (``PaddedFrame.classify``)
 OPERAND, PADDING_LOW, PADDING_HIGH, HOLE = 0, 1, 2, 3
-DIM_KINDS = ("operand", "padding_low", "padding_high", "hole")
+PAD_KINDS = ("operand", "padding_low", "padding_high", "hole")
 
 # what a whole frame position is (``position_kind``); renderers draw these codes
 AT_OPERAND, AT_PADDING, AT_HOLE = 0, 1, 2
@@ -164,7 +164,7 @@ class PaddedFrame:
         return q, kind
 
     def classify(self, position: Positions) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
-        """(operand index per dim, kind per dim, ``DIM_KINDS`` codes) of frame positions
+        """(operand index per dim, kind per dim, ``PAD_KINDS`` codes) of frame positions
         given per dim; the operand index is meaningful where every dim is OPERAND."""
         if len(position) != self.rank:
             raise ValueError(f"{len(position)} position arrays for a frame of rank {self.rank}")

@@ -30,9 +30,9 @@ from hlolab.messages import Msg
 from hlolab.numerics import round_float64
 from hlolab.ops.common import dims_fit, same_element, shapes_compatible, tensor_type
 from hlolab.ops.frame import (
-    DIM_KINDS,
     HOLE,
     OPERAND,
+    PAD_KINDS,
     PADDING_HIGH,
     PADDING_LOW,
     PaddedFrame,
@@ -928,9 +928,8 @@ def _verify_pad(ctx: OpCall) -> None:
                         f"edge_padding_high = {list(want)}")
 
 
-# what a result dimension's index is, as DimRole kinds: an operand element, edge padding
-# before or after the operand, or a hole between two operand elements (interior padding)
-PAD_KINDS = DIM_KINDS
+# what a result dimension's index is: PAD_KINDS (hlolab.ops.frame), which are DimRole kinds too
+# (an operand element, edge padding before or after the operand, or an interior hole)
 
 
 def pad_frame(a: PadAttrs, operand_shape: Sequence[int]) -> PaddedFrame:

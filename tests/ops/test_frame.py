@@ -20,9 +20,9 @@ from hlolab.ops.frame import (
     AT_HOLE,
     AT_OPERAND,
     AT_PADDING,
-    DIM_KINDS,
     HOLE,
     OPERAND,
+    PAD_KINDS,
     PADDING_HIGH,
     PADDING_LOW,
     POSITION_KINDS,
@@ -135,7 +135,7 @@ def test_fitting_rebuilds_a_frame_from_its_shape(f):
 def test_classify_one_dim_with_cropping_and_holes():
     f = PaddedFrame((3,), (-1,), (0,), (1,))  # [a . b . c] without its first position
     q, (kind,) = f.classify((np.arange(-2, 6),))  # positions -2..5; the frame is 0..3
-    assert [DIM_KINDS[k] for k in kind] == ["padding_low", "operand", "hole", "operand", "hole",
+    assert [PAD_KINDS[k] for k in kind] == ["padding_low", "operand", "hole", "operand", "hole",
                                             "operand", "padding_high", "padding_high"]
     assert q[0][[1, 3, 5]].tolist() == [0, 1, 2]
     assert f.shape == (4,)
@@ -163,7 +163,7 @@ def test_classify_matches_the_per_element_reference(f, data):
     for e in itertools.product(*(range(len(r)) for r in ranges)):
         p = tuple(int(position[d][e]) for d in range(f.rank))
         ref = [ref_dim_kind(p[d], f.operand_shape[d], f.low[d], f.interior[d]) for d in range(f.rank)]
-        assert [DIM_KINDS[int(kinds[d][e])] for d in range(f.rank)] == [k for _, k in ref]
+        assert [PAD_KINDS[int(kinds[d][e])] for d in range(f.rank)] == [k for _, k in ref]
         for d, (j, _) in enumerate(ref):
             if j is not None:
                 assert int(q[d][e]) == j
@@ -173,8 +173,8 @@ def test_classify_matches_the_per_element_reference(f, data):
 
 
 def test_dim_kind_codes():
-    assert DIM_KINDS[OPERAND] == "operand" and DIM_KINDS[PADDING_LOW] == "padding_low"
-    assert DIM_KINDS[PADDING_HIGH] == "padding_high" and DIM_KINDS[HOLE] == "hole"
+    assert PAD_KINDS[OPERAND] == "operand" and PAD_KINDS[PADDING_LOW] == "padding_low"
+    assert PAD_KINDS[PADDING_HIGH] == "padding_high" and PAD_KINDS[HOLE] == "hole"
 
 
 # --- materialize ------------------------------------------------------------------------
