@@ -8,12 +8,13 @@ is the plain-text drawing).
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from hlolab.messages import Msg, arg_text, text
+from hlolab.messages import Msg, arg_text, language, text
 from hlolab.trace.provenance import check_index, value_shape
 
 Text = Msg | str  # a message, or a spec symbol (``full_start_index``, ``%arg0``) that is never translated
@@ -130,10 +131,8 @@ def roles_text(roles: dict[int, DimRole], lang: str | None = None) -> list[str]:
     return [f"{d}: {text(r.message(), lang)}" for d, r in sorted(roles.items())]
 
 
-def _lang(lang: str | None):  # noqa: ANN202 - a context manager or a no-op
-    from contextlib import nullcontext
-
-    from hlolab.messages import language
+def _lang(lang: str | None) -> AbstractContextManager[None]:
+    """Render in ``lang`` inside the block (the current language when None)."""
     return language(lang) if lang else nullcontext()
 
 
