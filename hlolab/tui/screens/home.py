@@ -24,6 +24,7 @@ from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from hlolab.ops.registry import GROUP_ORDER
+from hlolab.tui.widgets.fields import Field
 
 DEFAULT_OP = "stablehlo.gather"
 HINT = "type to filter · ↑↓ choose · Enter: explore the op · ctrl+p: commands · F1: help"
@@ -126,7 +127,7 @@ class HomeScreen(Screen):
         yield Header()
         with Horizontal(id="home-body"):
             with Vertical(id="home-left"):
-                yield Input(placeholder="filter: type an op or family (gather, conv, window…)",
+                yield Field(placeholder="filter: type an op or family (gather, conv, window…)",
                             id="filter", compact=True)
                 yield OptionList(id="ops", compact=True)
             with VerticalScroll(id="home-detail"):

@@ -57,6 +57,7 @@ from hlolab.session import Breakpoint, Session, Stop
 from hlolab.trace.program import Trace
 from hlolab.trace.roles import ROLE_COLORS, ROLE_LABELS, ROLE_ORDER, text_color
 from hlolab.tui.drafts import clear_draft, load_draft, save_draft
+from hlolab.tui.widgets.fields import Editor, Field
 from hlolab.tui.widgets.grid import TensorGrid
 from hlolab.tui.widgets.source import SourceView
 from hlolab.tui.widgets.values import ValueEntry, ValueList
@@ -97,7 +98,7 @@ class Loaded:
     session: Session | None  # None when the dialog was cancelled (text kept as a draft)
 
 
-class _PathInput(Input):
+class _PathInput(Field):
     """The one-line path box: a multi-line paste (a program) goes to the text box instead."""
 
     def _on_paste(self, event: events.Paste) -> None:
@@ -139,7 +140,7 @@ class ProgramDialog(ModalScreen[Loaded]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label("Paste MLIR text, e.g. from jax.jit(f).lower(x).as_text():")
-            yield TextArea(self._text, id="dialog-text", show_line_numbers=True)
+            yield Editor(self._text, id="dialog-text", show_line_numbers=True)
             yield Label("…or the path of an .mlir file (used when given):")
             yield _PathInput(self._path, placeholder="model.mlir", id="dialog-path")
             yield Static("", id="dialog-error", markup=False)
@@ -234,9 +235,9 @@ class InputsDialog(ModalScreen[bool]):
         with Vertical():
             yield Static(self._signature, markup=False)
             yield Label(".npy files for the first arguments (space separated; empty: all random):")
-            yield Input(" ".join(self._files), placeholder="x.npy w.npy", id="inputs-files")
+            yield Field(" ".join(self._files), placeholder="x.npy w.npy", id="inputs-files")
             yield Label("Seed for the random rest:")
-            yield Input(str(self._seed), id="inputs-seed", type="integer")
+            yield Field(str(self._seed), id="inputs-seed", type="integer")
             yield Static("", id="inputs-error", markup=False)
             with Horizontal():
                 yield Button("Bind", variant="primary", id="inputs-ok")
@@ -350,7 +351,7 @@ class BreakpointsDialog(ModalScreen[None]):
             yield Label("Breakpoints: the run stops after a matching op")
             yield OptionList(id="bp-list")
             yield Label(BREAKPOINT_HELP, classes="dim")
-            yield Input(placeholder="e.g. op dot_general", id="bp-input")
+            yield Field(placeholder="e.g. op dot_general", id="bp-input")
             yield Checkbox("stop at the first NaN/Inf produced", self._has_nonfinite(), id="bp-nonfinite",
                            compact=True)
             yield Static("", id="bp-error", markup=False)

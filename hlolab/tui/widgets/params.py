@@ -35,6 +35,7 @@ from textual.widgets import Input, Label, Select, Switch
 
 from hlolab.errors import HloLabError
 from hlolab.ops.examples import OpSchema, Param, ParamError
+from hlolab.tui.widgets.fields import Field
 from hlolab.types import TensorType
 
 FILLS = ("iota", "random", "custom")
@@ -200,10 +201,10 @@ class ParamPanel(VerticalScroll):
             yield Select([(f"%{n}", n) for n in names], allow_blank=True,  # an op may take none
                          id="custom-operand", compact=True, tooltip="the operand the values below are for",
                          **first)
-            yield Input("", placeholder=CUSTOM_HINT, id="custom-values", compact=True,
+            yield Field("", placeholder=CUSTOM_HINT, id="custom-values", compact=True,
                         tooltip=self._custom_tip(names[0] if names else None))
         yield Label("seed")
-        yield Input(str(self._seed), id="seed", compact=True, validators=[SeedValidator()],
+        yield Field(str(self._seed), id="seed", compact=True, validators=[SeedValidator()],
                     tooltip="seed of the random fill")
 
     def _field(self, p: Param, value: Any) -> Input | Select | Switch:
@@ -215,7 +216,7 @@ class ParamPanel(VerticalScroll):
         if p.kind == "bool":
             return Switch(bool(value), id=wid, tooltip=tip, animate=False)
         hint = {"ints": "none", "pairs": "none", "shape": "scalar", "number": "identity"}.get(p.kind, "")
-        return Input(p.format(value), placeholder=hint, id=wid, compact=True, tooltip=tip,
+        return Field(p.format(value), placeholder=hint, id=wid, compact=True, tooltip=tip,
                      validators=[ParamValidator(p)])
 
     def _custom_tip(self, name: str | None) -> str:
