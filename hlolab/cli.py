@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import traceback
 from pathlib import Path
@@ -235,9 +236,10 @@ def cmd_trace(ns: argparse.Namespace) -> int:
         body = ",\n  ".join(json.dumps(e) for e in items)
         print(f"{head}, \"{key}\": [\n  {body}\n]}}" if items else f"{head}, \"{key}\": []}}")
         return 0
-    from hlolab.trace.format import format_trace
+    from hlolab.trace.format import format_trace, wrap_tree
 
-    print(format_trace(session, trace, ns.limit))
+    tree = format_trace(session, trace, ns.limit)
+    print(wrap_tree(tree, shutil.get_terminal_size().columns) if sys.stdout.isatty() else tree)
     return 0
 
 

@@ -361,6 +361,17 @@ class Session:
             raise ExecutionError("run_to needs an op name, a line or a value name")
         return self._run_until(lambda ev: any(b.matches(ev) for b in targets), max_steps)
 
+    def goto_line(self, line: int) -> Stop:
+        """Show the op on source ``line``: the cursor moves back to its latest instance at or
+        before the cursor, else forward (running as ``run_to(line=...)``, breakpoints apply)
+        to its next one."""
+        at_line = Breakpoint("line", line)
+        for i in range(self.cursor - 1, -1, -1):  # one test per op instance of the history
+            if at_line.matches(self.history[i]):
+                self.cursor = i + 1
+                return Stop("step", self.current)
+        return self.run_to(line=line)
+
     def _depth(self) -> int:
         return self.history[self.cursor - 1].frame.depth if self.cursor else 0
 

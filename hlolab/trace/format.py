@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import re
+import textwrap
 from typing import Any
 
 from hlolab.trace.boxes import format_mask
+
+_GUIDES = re.compile(r"[│├└─ ]*")
+NBSP = "\xa0"
+_MIN_TEXT = 12  # narrower than this after the guides: leave the line whole (the view cuts it)
 
 
 def describe_query(session: Any, d: Any) -> str:
@@ -48,3 +54,26 @@ def format_trace(session: Any, trace: Any, limit: int | None = None) -> str:
             paths = f"; {g.n_paths} paths" if g.n_paths != 1 else ""
             lines.append(f"{sub}{' ' * 11}via {hops or '(itself)'}{paths}")
     return "\n".join(lines)
+
+
+def wrap_tree(text: str, width: int) -> str:
+    """Wrap a text tree (``format_trace``) to ``width`` columns keeping its guides: a
+    continuation line repeats the line's vertical guides (``├─``/``└─`` become ``│``/blank)
+    and is indented two more columns than the line's text."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        lead = _GUIDES.match(line).group()
+        body = line[len(lead):]
+        cont = lead.replace("├", "│").replace("└", " ").replace("─", " ") + "  "
+        if width - len(cont) < _MIN_TEXT:
+            out.append(line)
+            continue
+        if body.startswith("via "):  # a path breaks between hops, never inside "add %3"
+            body = body.replace(" → ", "\0").replace(" ", NBSP).replace("\0", " → ")
+        wrapped = textwrap.wrap(body, width, initial_indent=lead, subsequent_indent=cont,
+                                break_on_hyphens=False) or [line]
+        out += [w.replace(NBSP, " ") for w in wrapped]
+    return "\n".join(out)

@@ -750,3 +750,66 @@ async def test_open_binds_given_inputs_and_fills_the_rest_from_the_seed(tmp_path
         assert [a.tolist() for a in args[1:]] == [a.tolist() for a in want[1:]]
         assert args[1].tolist() != args[2].tolist()
         assert screen.describe_inputs() == "inputs: 1 given + random seed 1"
+
+
+# --- Enter on a source line, focus, Tab order (issue 24, defect 2) ---------------------------------
+
+@sync
+async def test_enter_on_an_op_line_selects_its_result_then_enter_traces():
+    """PAD_SLICE_ADD: Enter on the slice (line 4) runs to it and focuses its result; Enter
+    there traces %s[1] = %p[2] = %x[0]; Enter on the pad (line 3) goes back to it."""
+    app = StepperApp(PAD_SLICE_ADD, inputs=[np.arange(4, dtype=np.float32) + 1,
+                                            np.full(3, 10, np.float32)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(pilot)
+        source = screen.query_one(SourceView)
+        assert screen.session.current is None
+        await pilot.press("down", "down", "down", "enter")
+        screen = await settle(pilot)
+        assert source.cursor_line == 4
+        ev = screen.session.current
+        assert ev.op.name == "stablehlo.slice" and source.current_line == 4
+        assert screen.query_one(TabbedContent).active == "tab-op"
+        await pilot.pause()
+        out = screen.query_one("#stepper-outputs", ValueList).grids()
+        assert screen.focused is out[0][1]  # the result grid, where Enter traces
+        np.testing.assert_array_equal(out[0][1].value, [0, 1, 2])
+        await pilot.press("right", "enter")
+        screen = await settle(pilot)
+        assert screen.trace is not None and screen.trace.index == (1,)
+        x_sources = screen.trace.mask(value=(0, 0))  # ARGS_NODE 0: %x
+        assert np.argwhere(x_sources).tolist() == [[0]]
+        # back to the pad, already executed: the cursor moves back, nothing runs
+        screen.query_one(SourceView).focus()
+        await pilot.press("up", "enter")
+        screen = await settle(pilot)
+        assert screen.session.current.op.name == "stablehlo.pad"
+        assert len(screen.session.history) == 3  # constant, pad, slice: no op ran again
+        # a line without an op changes nothing
+        screen.query_one(SourceView).focus()
+        await pilot.press("home", "enter")
+        screen = await settle(pilot)
+        assert screen.session.current.op.name == "stablehlo.pad"
+
+
+@sync
+async def test_tab_order_has_no_invisible_stops_and_focus_is_marked():
+    path = EXAMPLES / "mlp_step.mlir"
+    app = StepperApp(path.read_text(), path=str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        screen = await settle(pilot)
+        chain = screen.focus_chain
+        kinds = [type(w).__name__ for w in chain]
+        # dot_general: source, tabs, then its two operand grids and its result grid
+        assert kinds == ["SourceView", "ContentTabs", "TensorGrid", "TensorGrid", "TensorGrid"]
+        assert screen.focused is chain[0]
+        await pilot.press("tab", "tab", "tab", "tab")
+        out = screen.query_one("#stepper-outputs", ValueList).grids()[0][1]
+        assert screen.focused is out
+        # the focused grid and the focused source view wear a heavy accent border
+        assert out.styles.border_top[0] == "heavy"
+        ins = screen.query_one("#stepper-inputs", ValueList).grids()[0][1]
+        assert ins.styles.border_top[0] == "round"
+        assert screen.query_one(SourceView).styles.border_top[0] != "heavy"

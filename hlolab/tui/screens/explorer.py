@@ -39,13 +39,14 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
-from textual.widgets import Button, Footer, Header, Label, Static
+from textual.widgets import Button, Header, Label, Static
 from textual.worker import Worker, WorkerState
 
 from hlolab.errors import HloLabError
 from hlolab.ops.examples import OpExample, OpSchema, ParamError, build_parts, make_example, schema_for
 from hlolab.trace.roles import ROLE_ORDER
 from hlolab.tui.widgets.explain import ExplainPanel
+from hlolab.tui.widgets.footer import FittingFooter
 from hlolab.tui.widgets.grid import TensorGrid
 from hlolab.tui.widgets.params import ParamPanel, Request, operand_types, parse_values
 
@@ -239,10 +240,11 @@ class ExplorerScreen(Screen):
                 yield Static(id="status")
                 yield Static(id="error")
                 with Horizontal(id="grids"):  # results first: on top when stacked (80 columns)
-                    yield VerticalScroll(id="results")
-                    yield VerticalScroll(id="operands")
+                    # no Tab stop on the scrolling boxes: Tab goes from grid to grid
+                    yield VerticalScroll(id="results", can_focus=False)
+                    yield VerticalScroll(id="operands", can_focus=False)
                 yield ExplainPanel(id="explain")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.sub_title = self.op.removeprefix("stablehlo.")

@@ -40,7 +40,6 @@ from textual.timer import Timer
 from textual.widgets import (
     Button,
     Checkbox,
-    Footer,
     Input,
     Label,
     LoadingIndicator,
@@ -58,11 +57,13 @@ from hlolab.trace.program import Trace
 from hlolab.trace.roles import ROLE_COLORS, ROLE_LABELS, ROLE_ORDER, text_color
 from hlolab.tui.drafts import clear_draft, load_draft, save_draft
 from hlolab.tui.widgets.fields import Editor, Field
+from hlolab.tui.widgets.footer import FittingFooter
 from hlolab.tui.widgets.grid import TensorGrid
 from hlolab.tui.widgets.source import SourceView
 from hlolab.tui.widgets.values import ValueEntry, ValueList
 
 PASTED = "<pasted>"
+Then = Callable[[Stop], None] | None  # what a command does once the screen shows its stop
 QUEUE_LIMIT = 64  # stepping keys remembered while a command runs
 DRAFT_DEBOUNCE = 0.5  # seconds after the last edit of the paste box before the draft is saved
 
@@ -427,7 +428,8 @@ class StepperScreen(Screen):
     DEFAULT_CSS = """
     StepperScreen #stepper-body { height: 1fr; }
     StepperScreen #stepper-source { width: 1fr; border: round $primary 50%; }
-    StepperScreen #stepper-source:focus { border: round $primary; }
+    StepperScreen #stepper-source:focus { border: heavy $accent; }
+    StepperScreen #stepper-trace-scroll:focus { background: $accent 8%; }
     StepperScreen #stepper-side { width: 1fr; }
     StepperScreen.-narrow #stepper-body { layout: vertical; }
     StepperScreen.-narrow #stepper-source { height: 1fr; width: 100%; }
@@ -444,7 +446,7 @@ class StepperScreen(Screen):
     StepperScreen #stepper-status { height: 1; background: $panel; }
     StepperScreen #stepper-busy { width: 8; height: 1; display: none; }
     StepperScreen #stepper-busy.-shown { display: block; }
-    StepperScreen #stepper-status-text { width: 1fr; padding: 0 1; }
+    StepperScreen #stepper-status-text { width: 1fr; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
     BINDINGS = [
         Binding("n,f10", "step", "step", id="stepper.step"),
@@ -482,7 +484,7 @@ class StepperScreen(Screen):
         self.last_stop: Stop | None = None
         self.busy: str | None = None  # the label of the command running in the worker
         self._draft = ""  # text in the paste dialog that did not load (also saved on disk)
-        self._queue: deque[tuple[str, Callable[[Session], Stop]]] = deque()  # keys typed while busy
+        self._queue: deque[tuple[str, Callable[[Session], Stop], Then]] = deque()  # keys typed while busy
 
     # --- layout ----------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -493,7 +495,7 @@ class StepperScreen(Screen):
                 yield Static(id="stepper-message", markup=False)
                 with TabbedContent(id="stepper-tabs"):
                     with TabPane("Op", id="tab-op"):
-                        with VerticalScroll(id="stepper-op-scroll"):
+                        with VerticalScroll(id="stepper-op-scroll", can_focus=False):  # Tab: grid to grid
                             yield Static("inputs", classes="stepper-heading", id="stepper-inputs-heading")
                             yield ValueList(id="stepper-inputs")
                             yield Static("outputs", classes="stepper-heading", id="stepper-outputs-heading")
@@ -505,13 +507,13 @@ class StepperScreen(Screen):
                                          id="stepper-args-heading")
                             yield ValueList(id="stepper-args")
                     with TabPane("Results", id="tab-results"):
-                        with VerticalScroll(id="stepper-results-scroll"):
+                        with VerticalScroll(id="stepper-results-scroll", can_focus=False):
                             yield Static("", id="stepper-results-note", markup=False)
                             yield ValueList(id="stepper-results")
         with Horizontal(id="stepper-status"):
             yield LoadingIndicator(id="stepper-busy")
             yield Static(id="stepper-status-text", markup=False)
-        yield Footer()
+        yield FittingFooter()
 
     @_guarded
     async def on_mount(self) -> None:
@@ -677,7 +679,7 @@ class StepperScreen(Screen):
             text.update(Text("No trace: on an output element, press enter or e to trace it back "
                              "through the program.", style="italic"))
             return
-        from hlolab.trace.format import format_trace
+        from hlolab.trace.format import format_trace, wrap_tree
 
         t = self.trace
         roles = sorted({g.role for g in t.groups}, key=lambda r: ROLE_ORDER.index(r)
@@ -688,12 +690,18 @@ class StepperScreen(Screen):
             legend.append(f" {ROLE_LABELS.get(r, r)} ", style=f"{text_color(fill)} on {fill}")
             legend.append(" ")
         lines = sorted(self.trace_lines)
-        body = Text(format_trace(self.session, t))
+        tree = format_trace(self.session, t)
+        width = self.query_one("#stepper-trace-scroll").scrollable_content_region.width - 2  # padding
+        body = Text(wrap_tree(tree, width) if width > 0 else tree, no_wrap=True, overflow="ellipsis")
         text.update(Text("\n").join([legend, Text(f"ops on the path: lines {_ranges(lines)}"), body]))
+
+    def on_resize(self) -> None:
+        if self.trace is not None:  # the tree is wrapped to the pane's width
+            self.call_after_refresh(self._show_trace)
 
     def _show_status(self) -> None:
         s = self.session
-        parts = [self.filename]
+        parts = [Path(self.filename).name if self.path else self.filename]  # the whole path: the title
         if s is not None:
             parts.append(f"@{s.func.name}")
             parts.append(self.describe_inputs())
@@ -707,23 +715,24 @@ class StepperScreen(Screen):
         self.query_one("#stepper-busy").set_class(self.busy is not None, "-shown")
 
     # --- running commands ---------------------------------------------------------------
-    def _command(self, label: str, fn: Callable[[Session], Stop]) -> None:
-        """Run a session command in a worker thread (one at a time)."""
+    def _command(self, label: str, fn: Callable[[Session], Stop], then: Then = None) -> None:
+        """Run a session command in a worker thread (one at a time); ``then(stop)`` runs
+        after the screen shows where it stopped."""
         if self.session is None:
             self.show_message(str(self.load_error or "no program loaded") +
                               "\n(ctrl+o: open or paste a program)", error=True)
             return
         if self.busy is not None:  # keys typed ahead run in order (esc drops them)
             if len(self._queue) < QUEUE_LIMIT:
-                self._queue.append((label, fn))
+                self._queue.append((label, fn, then))
             return
         self.busy = label
         self._show_status()
         self._ticker = self.set_interval(0.25, self._show_status)
-        self._run_worker(label, fn)
+        self._run_worker(label, fn, then)
 
     @work(thread=True, group="stepper", exit_on_error=False)
-    def _run_worker(self, label: str, fn: Callable[[Session], Stop]) -> None:
+    def _run_worker(self, label: str, fn: Callable[[Session], Stop], then: Then) -> None:
         stop: Stop | None = None
         error: BaseException | None = None
         try:
@@ -731,10 +740,11 @@ class StepperScreen(Screen):
             stop = fn(self.session)
         except Exception as e:  # noqa: BLE001 - shown to the user, the worker never dies silently
             error = e
-        self.app.call_from_thread(self._command_done, label, stop, error)
+        self.app.call_from_thread(self._command_done, label, stop, error, then)
 
     @_guarded
-    async def _command_done(self, label: str, stop: Stop | None, error: BaseException | None) -> None:
+    async def _command_done(self, label: str, stop: Stop | None, error: BaseException | None,
+                            then: Then = None) -> None:
         self.busy = None
         self._ticker.stop()
         if error is not None:
@@ -751,6 +761,8 @@ class StepperScreen(Screen):
         await self.refresh_state()
         if stop is not None and stop.reason == "end":
             self.show_tab("tab-results")
+        if then is not None and stop is not None:
+            then(stop)
         if self._queue and self.busy is None:
             self._command(*self._queue.popleft())
 
@@ -1028,6 +1040,29 @@ class StepperScreen(Screen):
             await self.refresh_state()
 
     # --- source view events -------------------------------------------------------------------
+    @on(SourceView.LineSelected)
+    @_guarded
+    def on_line_selected(self, message: SourceView.LineSelected) -> None:
+        """Enter on a line: go to the op there (back to its latest instance, else forward to
+        its next) and put the cursor on its first result, where Enter traces an element."""
+        line = message.line
+        if not self._has_op(line):
+            self.notify(f"no op starts on line {line}", severity="warning")
+            return
+
+        def focus_result(stop: Stop) -> None:
+            ev = self.session.current if self.session is not None else None
+            if ev is None or ev.op.loc is None or ev.op.loc.line != line:
+                return  # stopped elsewhere (a breakpoint, an error): the message says why
+            self.show_tab("tab-op")
+            grids = self.query_one("#stepper-outputs", ValueList).grids()
+            if grids:
+                grids[0][1].focus()
+            else:
+                self.notify(f"line {line}: {ev.op.name} has no result value", severity="information")
+
+        self._command(f"going to line {line}", lambda s: s.goto_line(line), focus_result)
+
     @on(SourceView.GutterClicked)
     @_guarded
     async def on_gutter_clicked(self, message: SourceView.GutterClicked) -> None:

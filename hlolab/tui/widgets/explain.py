@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich.columns import Columns
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -26,19 +27,23 @@ def role_swatch(role: str) -> Text:
     return Text(f" {role} ", style=f"{text_color(fill)} on {fill}")
 
 
-def legend_text(roles: Iterable[str]) -> Text:
+def legend_entries(roles: Iterable[str]) -> list[Text]:
     """One swatch and label per role, most specific first."""
     present = set(roles)
     order = [r for r in ROLE_ORDER if r in present] + sorted(present - set(ROLE_ORDER))
-    out = Text()
+    out = []
     for role in order:
-        if out:
-            out.append("  ")
-        out.append_text(role_swatch(role))
+        entry = role_swatch(role)
         label = ROLE_LABELS.get(role)
         if label and label != role:
-            out.append(f" {label}", style="dim")
+            entry.append(f" {label}", style="dim")
+        out.append(entry)
     return out
+
+
+def legend_renderable(entries: list[Text]) -> Columns:
+    """The entries in flowing columns: a narrow panel wraps between entries, never inside one."""
+    return Columns(entries, padding=(0, 2))
 
 
 def _step_rows(table: Table, step: Step, depth: int, number: str) -> None:
@@ -106,13 +111,13 @@ class ExplainPanel(VerticalScroll):
 
     def show(self, body: RenderableType, roles: Iterable[str] = (), plain: str | None = None) -> None:
         """Show ``body`` under a legend of ``roles``; ``plain`` is its text form (default: body's)."""
-        legend = legend_text(roles)
+        entries = legend_entries(roles)
         leg = self.query_one("#explain-legend", Static)
-        leg.update(legend)
-        leg.display = bool(legend)
+        leg.update(legend_renderable(entries))
+        leg.display = bool(entries)
         self.query_one("#explain-body", Static).update(body)
         self._plain = plain if plain is not None else body.plain if isinstance(body, Text) else str(body)
-        self._legend = legend.plain
+        self._legend = "  ".join(e.plain for e in entries)
 
     @property
     def text(self) -> str:

@@ -104,7 +104,9 @@ class TensorGrid(ScrollView, can_focus=True):
         scrollbar-size: 1 1;
     }
     TensorGrid:focus {
-        border: round $accent;
+        border: heavy $accent;
+        border-title-color: $accent;
+        border-title-style: bold;
     }
     TensorGrid > .tensor-grid--label { color: $foreground 55%; }
     TensorGrid > .tensor-grid--info { color: $foreground 70%; text-style: italic; }
@@ -558,8 +560,20 @@ class TensorGrid(ScrollView, can_focus=True):
             row_text = str(row) if v.ndim >= 2 else ""
             label = Segment(row_text.rjust(lw - 1) + " ", label_style)
             body = self._row_strip(row)
-        data = body.crop(int(sx), int(sx) + max(width - lw, 0))
-        return Strip.join([Strip([label]), data]).adjust_cell_length(width, base)
+        return Strip.join([Strip([label]), self._whole_cells(body, int(sx), max(width - lw, 0), base)]
+                          ).adjust_cell_length(width, base)
+
+    def _whole_cells(self, body: Strip, sx: int, avail: int, base: Style) -> Strip:
+        """The ``avail`` columns of ``body`` from ``sx``, with a cell the edges cut left blank,
+        so no number is shown in part ("-0.50162" of "-0.5016229")."""
+        data = body.crop(sx, sx + avail)
+        cw = self._cell_width()
+        left = -sx % cw  # a partial cell at the left edge
+        right = (sx + avail) // cw * cw - sx  # the end of the last whole cell
+        if right <= left:  # not even one whole cell fits: show what there is
+            return data
+        return Strip.join([Strip.blank(left, base), data.crop(left, right),
+                           Strip.blank(avail - right, base)])
 
     def _header_strip(self, style: Style) -> Strip:
         key = ("header",)

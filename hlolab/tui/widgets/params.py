@@ -25,9 +25,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
+from textual.geometry import Size
 from textual.message import Message
 from textual.timer import Timer
 from textual.validation import ValidationResult, Validator
@@ -94,6 +96,38 @@ def named_params(message: str, names: Sequence[str]) -> set[str]:
     return set() if len(names) > 1 and len(hits) == len(names) else hits
 
 
+def wrap_name(name: str, width: int) -> str:
+    """``name`` on lines of at most ``width`` columns, broken after an underscore
+    ("start_indices_batching_" / "dims"), never inside a word unless it alone is wider."""
+    if width <= 0 or len(name) <= width:
+        return name
+    lines = [""]
+    for part in re.findall(r"[^_]*_|[^_]+", name):
+        while len(part) > width:  # a word wider than the field: cut it (nothing else fits)
+            if lines[-1]:
+                lines.append("")
+            lines[-1], part = part[:width], part[width:]
+            lines.append("")
+        if len(lines[-1]) + len(part) > width:
+            lines.append("")
+        lines[-1] += part
+    return "\n".join(line for line in lines if line)
+
+
+class NameLabel(Label):
+    """A parameter's name, wrapped at underscores to the panel's width (80 columns)."""
+
+    def __init__(self, name: str, **kw: Any):
+        super().__init__(name, markup=False, **kw)
+        self.param_name = name
+
+    def render(self) -> Text:
+        return Text(wrap_name(self.param_name, self.content_size.width))
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return wrap_name(self.param_name, width).count("\n") + 1
+
+
 class ParamValidator(Validator):
     """A field's text is valid when its Param parses it."""
 
@@ -130,8 +164,9 @@ class Request:
     custom: tuple[tuple[str, str], ...] = ()  # (operand name, values text) for the custom fill
 
 
-class ParamPanel(VerticalScroll):
-    """Fields for every parameter of ``schema``, the preset, the fill and the seed."""
+class ParamPanel(VerticalScroll, can_focus=False):
+    """Fields for every parameter of ``schema``, the preset, the fill and the seed.
+    The panel itself is no Tab stop (a focused field scrolls into view)."""
 
     DEBOUNCE: ClassVar[float] = 0.35
 
@@ -140,6 +175,9 @@ class ParamPanel(VerticalScroll):
     ParamPanel Label { margin-top: 1; color: $text-muted; width: 1fr; }
     ParamPanel Label.first { margin-top: 0; }
     ParamPanel Input.-invalid { color: $error; }
+    ParamPanel Input:focus, ParamPanel Select:focus > SelectCurrent, ParamPanel Switch:focus {
+        background: $accent 30%;
+    }
     ParamPanel Input.-error, ParamPanel Switch.-error { background: $error 35%; }
     ParamPanel Select.-error > SelectCurrent { background: $error 35%; }
     ParamPanel Switch { border: none; padding: 0; height: 1; }
@@ -184,7 +222,7 @@ class ParamPanel(VerticalScroll):
         yield Select([(p, p) for p in self.schema.presets], value=self.preset, allow_blank=False,
                      id="preset", compact=True, tooltip="a named set of parameter values")
         for p in self.schema.params:
-            yield Label(p.name)
+            yield NameLabel(p.name)
             yield self._field(p, values[p.name])
         yield Label("fill")
         yield Select([(f, f) for f in FILLS], value=self._fill, allow_blank=False, id="fill", compact=True,

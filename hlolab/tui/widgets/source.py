@@ -107,7 +107,7 @@ class SourceView(ScrollView, can_focus=True):
     SourceView > .source--trace { background: $warning 20%; }
     SourceView > .source--error { background: $error 30%; }
     SourceView > .source--cursor { background: $primary 15%; }
-    SourceView:focus > .source--cursor { background: $primary 30%; }
+    SourceView:focus > .source--cursor { background: $primary 40%; }
     """
     BINDINGS = [
         Binding("up,k", "cursor(-1)", "up", show=False),
@@ -118,6 +118,7 @@ class SourceView(ScrollView, can_focus=True):
         Binding("end", "cursor_to(-1)", "last line", show=False),
         Binding("left,h", "scroll_left", "scroll left", show=False),
         Binding("right,l", "scroll_right", "scroll right", show=False),
+        Binding("enter", "select_line", "show value", id="source.select"),
     ]
 
     cursor_line: reactive[int] = reactive(1)
@@ -126,6 +127,14 @@ class SourceView(ScrollView, can_focus=True):
 
     class CursorMoved(Message):
         """The cursor moved to ``line`` (1-based)."""
+
+        def __init__(self, view: SourceView, line: int):
+            super().__init__()
+            self.view = view
+            self.line = line
+
+    class LineSelected(Message):
+        """Enter on ``line``: the screen shows the value the op there makes."""
 
         def __init__(self, view: SourceView, line: int):
             super().__init__()
@@ -220,6 +229,9 @@ class SourceView(ScrollView, can_focus=True):
 
     def action_cursor_to(self, line: int) -> None:
         self.cursor_line = len(self.lines) if line < 0 else line
+
+    def action_select_line(self) -> None:
+        self.post_message(self.LineSelected(self, self.cursor_line))
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
