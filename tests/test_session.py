@@ -321,3 +321,19 @@ def test_values_frames_and_sources_carry_process_zero():
     ev = s.instance(d[0])
     assert ev.frame.process == 0 and ev.frame.describe() == "@main op 0"
     assert {src.process for src in ev.provenance().sources(0, (1,))} == {0}
+
+
+def test_goto_line_goes_back_to_the_latest_instance_else_forward():
+    """SQUARING_WHILE: the multiply (line 10) runs once per iteration, x -> x^2 -> x^4 -> x^8."""
+    s = session()
+    stop = s.goto_line(10)  # not run yet: forward to its first instance
+    assert stop.reason == "step" and s.current.op.name == "stablehlo.multiply"
+    np.testing.assert_array_equal(s.current.outputs[0], X2)
+    s.run_to(op="stablehlo.reverse")
+    n = len(s.history)
+    s.goto_line(10)  # run already: back to its latest instance, nothing runs
+    assert len(s.history) == n and s.current.op.name == "stablehlo.multiply"
+    np.testing.assert_array_equal(s.current.outputs[0], X8)
+    assert s.current.frame.iteration == 2
+    s.goto_line(13)  # after the cursor in the history: forward again through the history
+    assert s.current.op.name == "stablehlo.reverse" and len(s.history) == n
