@@ -188,14 +188,14 @@ class Session:
     # --- inputs -----------------------------------------------------------
     def bind(self, args: list[Any] | None = None, *, seed: int | None = 0,
              files: list[str | Path] | None = None) -> list[Any]:
-        """Set the entry arguments and restart: ``args`` (arrays), then ``files``
-        (``.npy``, no pickles), the rest random by type from ``seed``."""
+        """Set the entry arguments and restart: ``args`` (arrays; ``None`` for one to make),
+        then ``files`` (``.npy``, no pickles), the rest random by type from ``seed``."""
         from hlolab.interp.inputs import load_npy, random_args
 
-        values = [np.asarray(a) for a in (args or [])]
+        values = [None if a is None else np.asarray(a) for a in (args or [])]
         values += [load_npy(f, self.element_budget) for f in files or []]
         for i, v in enumerate(values):  # given arrays count against the budget as made ones do
-            if v.size > self.element_budget:
+            if v is not None and v.size > self.element_budget:
                 raise ExecutionError(f"argument #{i} of @{self.func.name} has {v.size:,} elements, over "
                                      f"the element budget of {self.element_budget:,}")
         values = random_args(self.func, values, seed, self.element_budget)

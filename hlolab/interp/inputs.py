@@ -14,6 +14,8 @@ from hlolab.limits import ELEMENT_BUDGET
 from hlolab.ops.registry import TOKEN
 from hlolab.types import TensorType, TokenType, TupleType, Type
 
+LITERAL_HINT = "[[1, 2], [3, 4]] · dense<…> · 7"
+
 
 def check_budget(shape: tuple[int, ...], budget: int | None, what: str) -> None:
     """Refuse a tensor of ``shape`` over ``budget`` elements, before anything allocates it."""
@@ -53,20 +55,65 @@ def random_value(t: Type, rng: np.random.Generator, budget: int | None = ELEMENT
 
 def random_args(func: Any, given: list[Any], seed: int | None,
                 budget: int | None = ELEMENT_BUDGET) -> list[Any]:
-    """``given`` arguments, then the rest of ``func``'s random from ``seed`` (each checked
-    against the budget before it is made)."""
-    values = list(given)
-    if len(values) > len(func.args):
-        raise ExecutionError(f"@{func.name} takes {len(func.args)} arguments, got {len(values)}")
-    if len(values) < len(func.args):
-        if seed is None:
-            got = f", got {len(values)}: give the others" if values else ": give them"
-            raise ExecutionError(f"@{func.name} takes {len(func.args)} arguments{got} with --args, "
-                                 "--input FILE.npy, or --seed N for random values")
-        rng = np.random.default_rng(seed)
-        for i, a in enumerate(func.args[len(values):], start=len(values)):
-            values.append(random_value(a.type, rng, budget, f"argument #{i} of @{func.name}"))
+    """``given`` arguments (a prefix; ``None`` marks one to make), the others of ``func``
+    random from ``seed``, drawn in argument order (each checked against the budget before
+    it is made)."""
+    if len(given) > len(func.args):
+        raise ExecutionError(f"@{func.name} takes {len(func.args)} arguments, got {len(given)}")
+    values = list(given) + [None] * (len(func.args) - len(given))
+    missing = [i for i, v in enumerate(values) if v is None]
+    if missing and seed is None:
+        n = len(values) - len(missing)
+        got = f", got {n}: give the others" if n else ": give them"
+        raise ExecutionError(f"@{func.name} takes {len(func.args)} arguments{got} with --args, "
+                             "--input FILE.npy, or --seed N for random values")
+    rng = np.random.default_rng(seed) if missing else None
+    for i in missing:
+        values[i] = random_value(func.args[i].type, rng, budget, f"argument #{i} of @{func.name}")
     return values
+
+
+def parse_literal(text: str, t: TensorType, who: str = "the value",
+                  budget: int | None = ELEMENT_BUDGET) -> np.ndarray:
+    """A value of type ``t`` from a dense literal (``dense<[[1, 2]]>``, with or without
+    ``: tensor<…>``), a bare body (``[[1, 2]]``) or one number for every element: MLIR's own
+    literal rules (``hlolab.ir.dense``), exact element type. A HloLabError says why not."""
+    from hlolab.ir.dense import DenseSyntaxError, parse_dense
+    from hlolab.ir.parser import parse_type
+
+    body = text.strip()
+    if not body:
+        raise HloLabError(f"{who}: empty; e.g. {LITERAL_HINT}")
+    if body.startswith("dense<"):
+        head, colon, typ = body.rpartition(":") if ":" in body else (body, "", "")
+        head = head.strip()
+        if not head.endswith(">"):
+            raise HloLabError(f"{who}: a dense literal ends with '>', as in dense<[1, 2]>")
+        if colon:
+            try:
+                declared = parse_type(typ.strip(), "<literal>")
+            except HloLabError as e:
+                raise HloLabError(f"{who}: cannot read the type {typ.strip()!r}: {e.message}") from None
+            if not isinstance(declared, TensorType) or declared.shape != t.shape:
+                raise HloLabError(f"{who}: the literal's type {typ.strip()} does not have the shape of "
+                                  f"{t}")
+        body = head[len("dense<"):-1]
+    check_budget(t.static_shape(who), budget, who)  # one number fills every element
+    try:
+        return parse_dense(body, t)
+    except DenseSyntaxError as e:
+        raise HloLabError(f"{who}: {e.message} (at character {e.offset + 1} of the values; "
+                          f"the type is {t})") from None
+
+
+def input_value(text: str, t: Type, who: str, budget: int | None = ELEMENT_BUDGET) -> np.ndarray:
+    """One argument typed by a user: a ``.npy`` path, else a literal of type ``t``."""
+    body = text.strip()
+    if body.endswith(".npy"):
+        return load_npy(Path(body).expanduser(), budget)
+    if not isinstance(t, TensorType):
+        raise HloLabError(f"{who}: a literal gives a tensor, the argument is {t}")
+    return parse_literal(body, t, who, budget)
 
 
 def load_npy(path: str | Path, budget: int | None = ELEMENT_BUDGET) -> np.ndarray:

@@ -479,14 +479,14 @@ async def test_inputs_from_npy_files(tmp_path):
         await pilot.pause()
         dialog = app.screen
         assert isinstance(dialog, InputsDialog)
-        dialog.query_one("#inputs-files", Input).value = str(tmp_path / "missing.npy")
+        dialog.query_one("#inputs-arg0", Input).value = str(tmp_path / "missing.npy")
         await pilot.click("#inputs-ok")
         await pilot.pause()
         assert app.screen is dialog and "cannot load input" in str(
             dialog.query_one("#inputs-error", Static).render())
-        files = dialog.query_one("#inputs-files", Input)
-        files.value = str(tmp_path / "x.npy")
-        files.focus()
+        field = dialog.query_one("#inputs-arg0", Input)
+        field.value = str(tmp_path / "x.npy")
+        field.focus()
         await pilot.press("enter")
         screen = await settle(pilot)
         assert isinstance(app.screen, StepperScreen)
@@ -498,6 +498,47 @@ async def test_inputs_from_npy_files(tmp_path):
         await pilot.press("c")
         screen = await settle(pilot)
         np.testing.assert_array_equal(screen.session.results[0], np.array([0, 0, 1], np.float32) + ref_y)
+
+
+@sync
+async def test_inputs_typed_as_literals_for_any_argument():
+    """%y typed as a literal, %x random from the seed: %r = [0, x0, x1] + y."""
+    app = StepperApp(PAD_SLICE_ADD, seed=5)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("i")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, InputsDialog)
+        y = dialog.query_one("#inputs-arg1", Input)
+        y.value = "[1, 2]"  # the wrong shape: the error names the argument, the text stays
+        await pilot.click("#inputs-ok")
+        await pilot.pause()
+        error = str(dialog.query_one("#inputs-error", Static).render())
+        assert app.screen is dialog and "%y (argument #1" in error and y.value == "[1, 2]"
+        y.value = "dense<[10.0, 20.0, 30.0]>"
+        y.focus()
+        await pilot.press("enter")
+        screen = await settle(pilot)
+        assert isinstance(app.screen, StepperScreen)
+        x = Session(PAD_SLICE_ADD).bind(seed=5)[0]  # %x: the seed's first draw
+        np.testing.assert_array_equal(screen.session.args[0], x)
+        np.testing.assert_array_equal(screen.session.args[1], [10, 20, 30])
+        assert "1 typed + random seed 5" in text_of(screen, "#stepper-status-text")
+        await pilot.press("c")
+        screen = await settle(pilot)
+        np.testing.assert_array_equal(screen.session.results[0], np.array([10, 20 + x[0], 30 + x[1]],
+                                                                          np.float32))
+        # one number for every element, over the budget: refused before it is made
+        screen.session.element_budget = 2
+        await pilot.press("i")
+        await pilot.pause()
+        field = app.screen.query_one("#inputs-arg1", Input)
+        field.value = "7"
+        field.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "over the element budget" in str(app.screen.query_one("#inputs-error", Static).render())
 
 
 # --- the source view ---------------------------------------------------------------------------

@@ -52,6 +52,7 @@ from textual.widgets import (
 
 from hlolab.errors import HloLabError
 from hlolab.interp.engine import ARGS_NODE, RETURN_OPS, Def
+from hlolab.interp.inputs import LITERAL_HINT, input_value
 from hlolab.session import Breakpoint, Session, Stop
 from hlolab.trace.program import Trace
 from hlolab.trace.roles import ROLE_COLORS, ROLE_LABELS, ROLE_ORDER, text_color
@@ -212,45 +213,59 @@ class ProgramDialog(ModalScreen[Loaded]):
 
 
 class InputsDialog(ModalScreen[bool]):
-    """Bind the entry arguments: ``.npy`` files for the first ones, the rest random from a seed."""
+    """Bind the entry arguments one by one: a literal (``[[1, 2], [3, 4]]``, ``dense<…>``, one
+    number for every element) or a ``.npy`` path; an empty field keeps the value given on
+    the command line, else makes one at random from the seed."""
 
     DEFAULT_CSS = """
     InputsDialog { align: center middle; }
-    InputsDialog > Vertical { width: 80%; height: auto; border: thick $primary; background: $surface;
-                              padding: 0 1; }
+    InputsDialog > VerticalScroll { width: 90%; height: auto; max-height: 90%; border: thick $primary;
+                                    background: $surface; padding: 0 1; }
     InputsDialog #inputs-error { color: $error; height: auto; }
-    InputsDialog Horizontal { height: auto; }
+    InputsDialog .inputs-arg { color: $text-muted; margin-top: 1; }
+    InputsDialog Input:focus { background: $accent 30%; }
+    InputsDialog Horizontal { height: auto; margin-top: 1; }
     InputsDialog Button { margin-right: 2; }
     """
     BINDINGS = [Binding("escape", "cancel", "cancel")]
 
-    def __init__(self, signature: str, seed: int, files: list[str],
-                 apply: Callable[[int, list[str]], None]):
+    def __init__(self, func: str, args: list[tuple[str, str]], texts: list[str], given: list[bool],
+                 seed: int, apply: Callable[[list[str], int], None]):
         super().__init__()
-        self._signature = signature
+        self._func = func
+        self._args = args  # (name, type text)
+        self._texts = [*texts, *[""] * (len(args) - len(texts))][:len(args)]
+        self._given = given
         self._seed = seed
-        self._files = files
         self._apply = apply
 
     def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(self._signature, markup=False)
-            yield Label(".npy files for the first arguments (space separated; empty: all random):")
-            yield Field(" ".join(self._files), placeholder="x.npy w.npy", id="inputs-files")
-            yield Label("Seed for the random rest:")
-            yield Field(str(self._seed), id="inputs-seed", type="integer")
+        with VerticalScroll(can_focus=False):  # the first field has the focus, Tab goes field to field
+            yield Static(f"@{self._func}: type each argument as a literal ({LITERAL_HINT}) or a .npy "
+                         "path; an empty field is random from the seed", markup=False)
+            for i, (name, type_text) in enumerate(self._args):
+                yield Label(f"{name} : {type_text}", classes="inputs-arg", markup=False)
+                hint = "given on the command line" if i < len(self._given) and self._given[i] else "random"
+                yield Field(self._texts[i], placeholder=hint, id=f"inputs-arg{i}", compact=True)
+            yield Label("Seed for the random ones:", classes="inputs-arg")
+            yield Field(str(self._seed), id="inputs-seed", type="integer", compact=True)
             yield Static("", id="inputs-error", markup=False)
             with Horizontal():
                 yield Button("Bind", variant="primary", id="inputs-ok")
                 yield Button("Cancel (esc)", id="inputs-cancel")
 
+    def on_mount(self) -> None:
+        self.query_one("#inputs-arg0" if self._args else "#inputs-seed", Input).focus()
+
+    def texts(self) -> list[str]:
+        return [self.query_one(f"#inputs-arg{i}", Input).value for i in range(len(self._args))]
+
     @on(Button.Pressed, "#inputs-ok")
     @on(Input.Submitted)
     def action_ok(self) -> None:
-        files = self.query_one("#inputs-files", Input).value.split()
         seed_text = self.query_one("#inputs-seed", Input).value.strip() or "0"
         try:
-            self._apply(int(seed_text), files)
+            self._apply(self.texts(), int(seed_text))
         except ValueError:
             self.query_one("#inputs-error", Static).update(f"the seed must be an integer, got {seed_text!r}")
             return
@@ -265,10 +280,9 @@ class InputsDialog(ModalScreen[bool]):
 
     def unsaved_text(self) -> str | None:
         """Inputs typed but not bound (asked about on quit)."""
-        files = self.query_one("#inputs-files", Input).value.split()
         seed = self.query_one("#inputs-seed", Input).value.strip()
-        if files != self._files or seed != str(self._seed):
-            return "input files / seed typed but not bound"
+        if self.texts() != self._texts or seed != str(self._seed):
+            return "argument values / seed typed but not bound"
         return None
 
 
@@ -446,7 +460,8 @@ class StepperScreen(Screen):
     StepperScreen #stepper-status { height: 1; background: $panel; }
     StepperScreen #stepper-busy { width: 8; height: 1; display: none; }
     StepperScreen #stepper-busy.-shown { display: block; }
-    StepperScreen #stepper-status-text { width: 1fr; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    StepperScreen #stepper-status-text { width: 1fr; padding: 0 1; text-wrap: nowrap;
+                                         text-overflow: ellipsis; }
     """
     BINDINGS = [
         Binding("n,f10", "step", "step", id="stepper.step"),
@@ -475,8 +490,8 @@ class StepperScreen(Screen):
         self.source = source
         self.path = path
         self.seed = seed
-        self.inputs = list(inputs) if inputs is not None else None
-        self.input_files: list[str] = []
+        self.inputs = list(inputs) if inputs is not None else None  # given for the first arguments
+        self.arg_texts: list[str] = []  # per argument: a literal or a .npy path typed in the dialog
         self.session: Session | None = None
         self.load_error: HloLabError | None = None
         self.trace: Trace | None = None
@@ -541,7 +556,7 @@ class StepperScreen(Screen):
             source.set_op_lines({op.loc.line for op in s.module.walk()
                                  if op.loc is not None and op.name not in RETURN_OPS})
             self.session = s
-            self._bind(self.seed, self.input_files, inputs)
+            self._bind(self.seed, self.arg_texts, inputs)
         except HloLabError as e:
             self.load_error = e
             if e.loc is not None and (e.loc.file == self.filename):
@@ -552,28 +567,41 @@ class StepperScreen(Screen):
             self.show_message("")
         await self.refresh_state()
 
-    def _bind(self, seed: int, files: list[str], arrays: list[np.ndarray] | None = None) -> None:
-        """Bind the entry arguments (arrays, then files, the rest random from ``seed``)."""
-        assert self.session is not None
-        self.session.bind(arrays, seed=seed, files=files)
-        self.seed, self.input_files = seed, list(files)
-        self.inputs = arrays
+    def _bind(self, seed: int, texts: list[str] | None = None, given: list[np.ndarray] | None = None) -> None:
+        """Bind the entry arguments: per argument its typed text (a literal or a ``.npy``
+        path), else the array ``given`` for it (command line), else random from ``seed``."""
+        s = self.session
+        assert s is not None
+        texts = list(texts if texts is not None else self.arg_texts)
+        given = list(given if given is not None else self.inputs or [])
+        values: list[Any] = []
+        for i, a in enumerate(s.func.args):
+            text = texts[i].strip() if i < len(texts) else ""
+            if text:
+                values.append(input_value(text, a.type, f"{a.name} (argument #{i} of @{s.func.name})",
+                                          s.element_budget))
+            else:
+                values.append(given[i] if i < len(given) else None)
+        s.bind(values, seed=seed)
+        self.seed, self.arg_texts, self.inputs = seed, texts, given
         self.trace, self.trace_lines = None, set()
         self.last_stop = None
 
     def describe_inputs(self) -> str:
         if self.session is None:
             return ""
-        given = len(self.inputs or []) + len(self.input_files)
         n = len(self.session.func.args)
         if n == 0:
             return "no inputs"
-        parts = []
-        if self.inputs:
-            parts.append(f"{len(self.inputs)} given")
-        if self.input_files:
-            parts.append(", ".join(Path(f).name for f in self.input_files))
-        if given < n:
+        texts = [t.strip() for t in self.arg_texts] + [""] * n
+        given = sum(1 for i in range(min(n, len(self.inputs or []))) if not texts[i])
+        files = [Path(t).name for t in texts[:n] if t.endswith(".npy")]
+        typed = sum(1 for t in texts[:n] if t and not t.endswith(".npy"))
+        parts = [f"{given} given"] if given else []
+        parts += files
+        if typed:
+            parts.append(f"{typed} typed")
+        if given + len(files) + typed < n:
             parts.append(f"random seed {self.seed}")
         return "inputs: " + " + ".join(parts)
 
@@ -1014,7 +1042,7 @@ class StepperScreen(Screen):
             return
         if result.path is None:  # the pasted text loaded: no draft left (a path leaves it)
             self._draft = ""
-        self.input_files = []
+        self.arg_texts, self.inputs = [], None  # another program: its own arguments
         await self.load(result.text, result.path, result.session)
 
     def unsaved_text(self) -> str | None:
@@ -1029,9 +1057,10 @@ class StepperScreen(Screen):
         if self.busy is not None or s is None:
             self.notify("busy: esc interrupts" if self.busy else "no program loaded", severity="warning")
             return
-        sig = f"@{s.func.name}(" + ", ".join(f"{a.name}: {a.type}" for a in s.func.args) + ")"
-        self.app.push_screen(InputsDialog(sig, self.seed, self.input_files,
-                                          lambda seed, files: self._bind(seed, files)), self._bound)
+        given = [i < len(self.inputs or []) for i in range(len(s.func.args))]
+        self.app.push_screen(InputsDialog(s.func.name, [(a.name, str(a.type)) for a in s.func.args],
+                                          self.arg_texts, given, self.seed,
+                                          lambda texts, seed: self._bind(seed, texts)), self._bound)
 
     @_guarded
     async def _bound(self, changed: bool | None) -> None:

@@ -36,48 +36,27 @@ from textual.validation import ValidationResult, Validator
 from textual.widgets import Input, Label, Select, Switch
 
 from hlolab.errors import HloLabError
+from hlolab.interp.inputs import LITERAL_HINT
 from hlolab.ops.examples import OpSchema, Param, ParamError
 from hlolab.tui.widgets.fields import Field
 from hlolab.types import TensorType
 
 FILLS = ("iota", "random", "custom")
-CUSTOM_HINT = "[[1, 2], [3, 4]] · dense<…> · 7"
+CUSTOM_HINT = LITERAL_HINT
 
 
 # --- custom input values -------------------------------------------------------------------
 
 def parse_values(text: str, t: TensorType, operand: str = "") -> np.ndarray:
-    """Values for an operand of type ``t`` from a dense literal (``dense<[[1, 2]]>``, with
-    or without ``: tensor<…>``), a bare body (``[[1, 2]]``) or a scalar (broadcast):
-    MLIR's own literal rules (``hlolab.ir.dense``), exact element type. ParamError says why not."""
-    from hlolab.ir.dense import DenseSyntaxError, parse_dense
-    from hlolab.ir.parser import parse_type
+    """Values for an operand of type ``t`` from a literal (``hlolab.interp.inputs.parse_literal``:
+    a dense literal, a bare body or one number); ParamError says why not."""
+    from hlolab.interp.inputs import parse_literal
 
     who = f"custom values for %{operand}" if operand else "custom values"
-    body = text.strip()
-    if not body:
-        raise ParamError(f"{who}: empty; e.g. {CUSTOM_HINT}")
-    if body.startswith("dense<"):
-        head, colon, typ = body.rpartition(":") if ":" in body else (body, "", "")
-        head = head.strip()
-        if not head.endswith(">"):
-            raise ParamError(f"{who}: a dense literal ends with '>', as in dense<[1, 2]>")
-        if colon:
-            try:
-                given = parse_type(typ.strip(), "<custom values>")
-            except HloLabError as e:
-                raise ParamError(f"{who}: cannot read the type {typ.strip()!r}: {e.message}") from None
-            if not isinstance(given, TensorType) or given.shape != t.shape:
-                raise ParamError(f"{who}: the literal's type {typ.strip()} does not have the "
-                                 f"operand's shape ({t})")
-        body = head[len("dense<"):-1]
     try:
-        return parse_dense(body, t)
-    except DenseSyntaxError as e:
-        raise ParamError(f"{who}: {e.message} (at character {e.offset + 1} of the values; "
-                         f"the operand is {t})") from None
+        return parse_literal(text, t, who)
     except HloLabError as e:
-        raise ParamError(f"{who}: {e.message}") from None
+        raise ParamError(e.message) from None
 
 
 def operand_types(schema: OpSchema, preset: str, params: dict[str, str]) -> list[tuple[str, TensorType]]:
