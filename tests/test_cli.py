@@ -438,3 +438,17 @@ def test_bad_input_files_and_empty_programs_say_what_is_wrong(tmp_path, capsys):
     empty.write_text("// nothing here\n")
     assert main(["run", str(empty)]) == 1
     assert "empty.mlir holds no module (no func.func to run)" in capsys.readouterr().out
+
+
+def test_export_names_the_file_as_the_op_was_typed_and_says_where(tmp_path, capsys, monkeypatch):
+    # issue 24: `export conv --format gif` wrote convolution.gif
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", "conv", "--format", "gif", "--max-frames", "2"]) == 0
+    assert capsys.readouterr().out == "wrote conv.gif (2 frames of stablehlo.convolution)\n"
+    assert main(["export", "DotGeneral"]) == 0
+    assert capsys.readouterr().out == "wrote DotGeneral.png (diagram of stablehlo.dot_general)\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["DotGeneral.png", "conv.gif"]
+    out = tmp_path / "sub" / "x.png"  # --out still wins, and is what is printed
+    assert main(["export", "conv", "--out", str(out)]) == 0
+    assert capsys.readouterr().out == f"wrote {out} (diagram of stablehlo.convolution)\n" and out.is_file()

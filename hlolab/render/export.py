@@ -7,7 +7,8 @@ explanation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ class Target:
 
     event: Any
     elements: list[tuple[int, tuple[int, ...]]] | None
-    label: str       # file stem, e.g. "gather"
+    label: str       # default file stem: the op as the user named it ("conv", not "convolution")
     command: str     # the command line that reproduces it (for the gallery page)
     walk_all: bool = False  # ``elements`` is only a default focus: animations walk the whole result
 
@@ -70,7 +71,7 @@ def op_target(name: str, preset: str = "default", params: dict[str, str] | None 
     if fill != "iota":
         words.append(f"--fill {fill} --seed {seed}")
     words += [f"--index {','.join(map(str, i))}" for i in indices]
-    target.label, target.command = short, " ".join(words)
+    target.label, target.command = name.strip(), " ".join(words)
     return target
 
 
@@ -157,41 +158,67 @@ GALLERY_FRAMES = 36
 GALLERY_PROGRAM = ("conv_maxpool", "%2", (0, 1, 1, 0))  # built-in example, value, element to trace
 
 
+ProgressHook = Callable[[int, int, str], None]
+"""Called after each gallery item: (items written, items in all, stem of the one just written)."""
+
+
 def write_gallery(directory: str | Path, ops: Sequence[tuple[str, dict[str, str], str]] | None = None, *,
-                  progress: bool = False, program: bool = True) -> list[Path]:
+                  progress: bool = False, on_item: ProgressHook | None = None,
+                  program: bool = True) -> list[Path]:
     """One diagram (PNG) and one animation (GIF) per op, the spec example where the spec has one,
-    plus a traced program view; ``index.md`` lists each with the command that makes it."""
+    plus a traced program view; ``index.md`` lists each with the command that makes it.
+    ``progress``: a progress bar on stderr (for a terminal); ``on_item``: called per item."""
     from hlolab.ops.examples import schema_for
 
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
+    items = list(ops if ops is not None else gallery_ops())
+    total = len(items) + int(program)
     written: list[Path] = []
     rows = []
-    for name, params, stem in ops if ops is not None else gallery_ops():
-        schema = schema_for(name)
-        if schema is None:
-            raise HloLabError(f"gallery: no parameter schema for '{name}'")
-        preset = "spec-example" if "spec-example" in schema.presets and not params else "default"
-        target = op_target(name, preset, params)
-        png, _ = write(target, "png", out / f"{stem}.png")
-        gif, n = write(target, "gif", out / f"{stem}.gif", max_frames=GALLERY_FRAMES, fps=2.0,
-                       progress=progress)
-        written += [png, gif]
-        where = "the spec's example" if preset == "spec-example" else \
-            ", ".join(f"{k}={v}" for k, v in params.items()) or "default parameters"
-        rows.append(f"## {stem}\n\n{schema.doc.capitalize()} ({where}).\n\n"
-                    f"![{stem}]({png.name})\n\n"
-                    f"Animation ({n} frames): [{gif.name}]({gif.name})\n\n"
-                    f"```\n{target.command} --format png\n"
-                    f"{target.command} --format gif --max-frames {GALLERY_FRAMES}\n```\n")
-    if program:
-        written.append(_gallery_program(out, rows))
+    with _progress_bar("gallery", total) if progress else nullcontext() as bar:
+        hooks = [h for h in (bar, on_item) if h is not None]
+        for count, (name, params, stem) in enumerate(items, start=1):
+            schema = schema_for(name)
+            if schema is None:
+                raise HloLabError(f"gallery: no parameter schema for '{name}'")
+            preset = "spec-example" if "spec-example" in schema.presets and not params else "default"
+            target = op_target(name, preset, params)
+            png, _ = write(target, "png", out / f"{stem}.png")
+            # no frame bar per GIF: one live display at a time, and the gallery's bar is the one
+            gif, n = write(target, "gif", out / f"{stem}.gif", max_frames=GALLERY_FRAMES, fps=2.0)
+            written += [png, gif]
+            where = "the spec's example" if preset == "spec-example" else \
+                ", ".join(f"{k}={v}" for k, v in params.items()) or "default parameters"
+            rows.append(f"## {stem}\n\n{schema.doc.capitalize()} ({where}).\n\n"
+                        f"![{stem}]({png.name})\n\n"
+                        f"Animation ({n} frames): [{gif.name}]({gif.name})\n\n"
+                        f"```\n{target.command} --format png\n"
+                        f"{target.command} --format gif --max-frames {GALLERY_FRAMES}\n```\n")
+            for hook in hooks:
+                hook(count, total, stem)
+        if program:
+            written.append(_gallery_program(out, rows))
+            for hook in hooks:
+                hook(total, total, written[-1].stem)
     text = ("# hlolab gallery\n\nGenerated by `hlolab export --gallery assets/gallery`; every picture "
             "is drawn from the op's own provenance and explain(), nothing is drawn by hand. Each "
             "section gives the command that makes it; change `--param` values to draw any other "
             "instance (`hlolab export OP --help-params` lists them).\n\n" + "\n".join(rows))
     written.append(_write_text(out / "index.md", text))
     return written
+
+
+@contextmanager
+def _progress_bar(what: str, total: int) -> Iterator[ProgressHook]:
+    """rich's progress bar on stderr, gone when done; the hook moves it."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(what, total=total)
+        yield lambda k, n, stem: bar.update(task, completed=k, total=n, description=f"{what} · wrote {stem}")
 
 
 def _gallery_program(out: Path, rows: list[str]) -> Path:

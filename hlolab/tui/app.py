@@ -138,7 +138,7 @@ class HloLabApp(App):
             seen.add(b.description)
             rows.append((self.get_key_display(b), b.description))
         name = type(self.screen).__name__.removesuffix("Screen").lower() or "screen"
-        self.push_screen(HelpScreen(name, rows))
+        self.push_screen(HelpScreen(name, rows, grids=bool(self.screen.query("TensorGrid"))))
 
     def action_next_theme(self) -> None:
         i = THEMES.index(self.theme) if self.theme in THEMES else -1

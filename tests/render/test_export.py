@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -117,3 +118,34 @@ def test_committed_gallery_is_current(tmp_path):
     for stem in ("pad", "gather"):
         fresh, _ = export.write(export.op_target(stem, "spec-example"), "png", tmp_path / f"{stem}.png")
         assert fresh.read_bytes() == (GALLERY / f"{stem}.png").read_bytes(), f"{stem}.png is stale"
+
+
+def test_gallery_reports_each_item_with_the_totals(tmp_path):
+    calls = []
+    # progress=True too: the gallery's bar is the only live display (no frame bar per GIF inside it)
+    paths = export.write_gallery(tmp_path, (("pad", {}, "pad"), ("slice", {}, "slice")), progress=True,
+                                 on_item=lambda *a: calls.append(a))
+    assert calls == [(1, 3, "pad"), (2, 3, "slice"), (3, 3, "program_conv_maxpool")]
+    assert len(paths) == 6
+    calls.clear()
+    export.write_gallery(tmp_path, (("pad", {}, "pad"),), program=False, on_item=lambda *a: calls.append(a))
+    assert calls == [(1, 1, "pad")]
+
+
+def test_gallery_command_off_a_terminal_prints_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(export, "gallery_ops", lambda: (("pad", {}, "pad"),))
+    out = tmp_path / "g"
+    assert main(["export", "--gallery", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == f"wrote 4 files to {out} (index: {out / 'index.md'})\n"
+    assert captured.err == ""  # no bar, no control codes: stderr is not a terminal here
+
+
+def test_gallery_command_on_a_terminal_draws_a_bar_on_stderr(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(export, "gallery_ops", lambda: (("pad", {}, "pad"),))
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    out = tmp_path / "g"
+    assert main(["export", "--gallery", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == f"wrote 4 files to {out} (index: {out / 'index.md'})\n"
+    assert "gallery · wrote program_conv_maxpool" in captured.err and "2/2" in captured.err

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+from rich.table import Table
+from textual.widgets import Static
+
 from hlolab.ops.examples import schema_ops
 from hlolab.tui.app import HloLabApp
 from hlolab.tui.screens.explorer import ExplorerScreen
@@ -112,6 +115,7 @@ def test_help_theme_and_palette():
             await pilot.pause()
             assert isinstance(pilot.app.screen, HelpScreen)
             assert ("space", "Play/pause") in pilot.app.screen.bindings
+            assert pilot.app.screen.grids  # the explorer shows grids: their keys are listed
             await pilot.press("escape")
             await pilot.pause()
             assert isinstance(pilot.app.screen, ExplorerScreen)
@@ -159,5 +163,136 @@ def test_nothing_unbuilt_is_offered():
                 ids[ids.index(f) + 1].startswith("op:") for f in families)
             commands = HloLabCommands(pilot.app.screen)._commands()
             assert not any("not yet" in help_ or "issue" in help_ for _, _, help_ in commands)
+
+    run(body)
+
+
+async def _typed(pilot, text: str) -> HomeScreen:
+    home = pilot.app.screen
+    await pilot.press("escape")
+    await pilot.press(*text)
+    return home
+
+
+def test_filter_highlights_the_op_the_name_means_before_longer_names():
+    # issue 24: "conv" selected convert (alphabetical) though conv is XLA's Conv = convolution
+    async def body():
+        async with HloLabApp().run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            home = await _typed(pilot, "conv")
+            assert home.highlighted_id == "op:stablehlo.convolution"
+            assert home.shown_ops[0] == "stablehlo.convolution"  # best first in the list too
+            assert {"stablehlo.convert", "stablehlo.dynamic_conv"} <= set(home.shown_ops)
+            home = await _typed(pilot, "gather")
+            assert home.highlighted_id == "op:stablehlo.gather"  # not dynamic_gather
+            home = await _typed(pilot, "dot")
+            assert home.highlighted_id == "op:stablehlo.dot"  # not dot_general
+            # names only XLA uses, any case: the aliases schema_for resolves
+            home = await _typed(pilot, "ConvGeneralDilated")
+            assert home.shown_ops == ["stablehlo.convolution"]
+            home = await _typed(pilot, "mul")
+            assert home.highlighted_id == "op:stablehlo.multiply"  # XLA's Mul
+            # a prefix: the op with the shortest name it begins ("conve": convert, 7 letters;
+            # "con": convolution, whose XLA name Conv is shorter than convert)
+            home = await _typed(pilot, "conve")
+            assert home.highlighted_id == "op:stablehlo.convert"
+            home = await _typed(pilot, "con")
+            assert home.highlighted_id == "op:stablehlo.convolution"
+            # an op's own name before another op's alias: "g" is gather, not compare (XLA's Ge)
+            home = await _typed(pilot, "g")
+            assert home.highlighted_id == "op:stablehlo.gather"
+            home = await _typed(pilot, "condit")  # only an alias begins so: XLA's Conditional
+            assert home.highlighted_id == "op:stablehlo.if"
+
+    run(body)
+
+
+def test_a_family_word_highlights_an_op_of_that_family():
+    async def body():
+        async with HloLabApp().run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            home = await _typed(pilot, "window")
+            fams = {e.op: e.family for e in home.entries}
+            best = home.highlighted_id.removeprefix("op:")
+            assert fams[best] == "windows & reductions" and best == "stablehlo.reduce_window"
+            # families come in the order of their best op: the windows family first
+            ol = home.query_one("#ops")
+            assert ol.get_option_at_index(0).id == "family:windows & reductions"
+
+    run(body)
+
+
+def test_home_and_end_choose_the_first_and_last_entry_unless_the_filter_has_text():
+    async def body():
+        async with HloLabApp().run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            home = pilot.app.screen
+            ops = home.shown_ops
+            assert recent_files() == []  # (an empty config dir): the last entry is the last op
+            await pilot.press("end")
+            assert home.highlighted_id == f"op:{ops[-1]}"
+            await pilot.press("home")
+            assert home.highlighted_id == f"op:{ops[0]}"
+            # with text in the box, Home/End edit: the cursor moves, the list stays
+            await pilot.press(*"scat")
+            f = home.query_one("#filter")
+            assert f.cursor_position == 4 and home.highlighted_id == "op:stablehlo.scatter"
+            await pilot.press("home")
+            assert f.cursor_position == 0 and home.highlighted_id == "op:stablehlo.scatter"
+            await pilot.press("d")
+            assert f.value == "dscat"
+            # in the list (tab), Home/End are the list's own
+            await pilot.press("escape", "tab")
+            assert home.focused is home.query_one("#ops")
+            await pilot.press("end")
+            assert home.highlighted_id == f"op:{ops[-1]}"
+            await pilot.press("home")
+            assert home.highlighted_id == f"op:{ops[0]}"
+            # F1 from the filter box says what its keys do here (not Input's "Scroll Up")
+            await pilot.press("escape", "f1")  # esc with an empty filter: back to the box
+            await pilot.pause()
+            rows = dict(pilot.app.screen.bindings)
+            assert rows["home"] == "Start of the text (empty box: first entry)"
+            assert rows["↓"] == "Next entry" and "Scroll Up" not in rows.values()
+
+    run(body)
+
+
+def test_typing_in_the_list_filters_and_bound_keys_keep_their_meaning():
+    # issue 24: "g" in the gallery did nothing visible once the list had the focus
+    async def body():
+        async with HloLabApp().run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            home = pilot.app.screen
+            await pilot.press("tab")
+            ol = home.query_one("#ops")
+            assert home.focused is ol
+            await pilot.press(*"gatx", "backspace", "h")
+            f = home.query_one("#filter")
+            assert f.value == "gath" and home.focused is ol
+            assert home.highlighted_id == "op:stablehlo.gather"
+            await pilot.press("question_mark")  # bound: help, not a filter character
+            await pilot.pause()
+            assert isinstance(pilot.app.screen, HelpScreen) and f.value == "gath"
+            await pilot.press("escape")
+            await pilot.pause()
+            await pilot.press("enter")
+            await settle(pilot)
+            assert isinstance(pilot.app.screen, ExplorerScreen) and pilot.app.screen.op == "stablehlo.gather"
+
+    run(body)
+
+
+def test_help_on_the_gallery_lists_no_grid_keys():
+    """The gallery has no tensor grid: F1 does not list grid keys there."""
+    async def body():
+        async with HloLabApp().run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            await pilot.press("f1")
+            await pilot.pause()
+            help_screen = pilot.app.screen
+            assert isinstance(help_screen, HelpScreen) and not help_screen.grids
+            titles = [w.content.title for w in help_screen.query(Static) if isinstance(w.content, Table)]
+            assert titles == ["home keys", "everywhere"]
 
     run(body)

@@ -1,5 +1,5 @@
-"""F1 / ``?``: the keys of the screen underneath (from its active bindings) and the
-keys every tensor grid understands."""
+"""F1 / ``?``: the keys of the screen underneath (from its active bindings) and, where
+the screen shows tensor grids, the keys every grid understands."""
 
 from __future__ import annotations
 
@@ -47,17 +47,19 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,f1,question_mark,q", "close", "Close", id="help.close"),
     ]
 
-    def __init__(self, screen_name: str, bindings: list[tuple[str, str]]):
+    def __init__(self, screen_name: str, bindings: list[tuple[str, str]], grids: bool = True):
         super().__init__()
         self.screen_name = screen_name
         self.bindings = bindings
+        self.grids = grids  # the screen shows tensor grids: list their keys
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
             yield Static(Text("hlolab help", style="bold"), id="help-title")
             if self.bindings:
                 yield Static(_table(f"{self.screen_name} keys", self.bindings))
-            yield Static(_table("tensor grids", GRID_KEYS))
+            if self.grids:
+                yield Static(_table("tensor grids", GRID_KEYS))
             yield Static(_table("everywhere", GENERAL_KEYS))
             yield Static(Text("The op explorer: the cursor on a result cell colours its sources by role; "
                               "on an operand cell, the result cells it feeds. Parameters are checked as you "

@@ -1,8 +1,18 @@
 """Home: the op gallery (every op with a schema, grouped by family), searchable,
-with recent files and the sections later issues fill (lessons, collectives).
+with recent files.
 
 The group of an op comes from its definition's declared family
 (``hlolab.ops.registry.FAMILY_GROUPS``); no op is named here.
+
+Filtering ranks what it shows (``rank``): the op the typed name means (short or
+full name, XLA alias: the names ``schema_for`` resolves, so ``conv`` is
+convolution), then ops whose own name the text begins, then ops with only an
+alias it begins (shortest name first in both), then ops of a family it names,
+then names containing it, then docs. The best-ranked op is highlighted.
+
+Keys: every printable key filters, wherever the focus is; Home/End choose the
+first/last entry of the list, except in a filter box holding text, where they
+move the cursor (text editing wins where there is text to edit).
 """
 
 from __future__ import annotations
@@ -15,19 +25,20 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, OptionList, Static
+from textual.widgets import Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from hlolab.ops.registry import GROUP_ORDER
 from hlolab.tui.widgets.fields import Field
+from hlolab.tui.widgets.footer import FittingFooter
 
 DEFAULT_OP = "stablehlo.gather"
-HINT = "type to filter · ↑↓ choose · Enter: explore the op · ctrl+p: commands · F1: help"
+HINT = "type to filter · ↑↓ choose · Enter: explore · ctrl+p: commands · F1: help"  # fits 80 columns
 RECENT_MAX = 12
 
 
@@ -38,10 +49,37 @@ class OpEntry:
     op: str  # full name, "stablehlo.gather"
     family: str
     doc: str
+    aliases: tuple[str, ...] = ()  # XLA builder names ("Conv")
 
     @property
     def short(self) -> str:
         return self.op.removeprefix("stablehlo.")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every name of the op, lower case: short, full, aliases."""
+        return tuple(n.lower() for n in (self.short, self.op, *self.aliases))
+
+    def matches(self, word: str) -> bool:
+        """``word`` (lower case) is in a name, the family or the doc."""
+        return any(word in n for n in self.names) or word in self.family.lower() or word in self.doc.lower()
+
+
+def rank(entry: OpEntry, word: str, meant: str | None) -> tuple[int, int]:
+    """Sort key of ``entry`` for the typed ``word`` (lower case); ``meant`` is the op the
+    word names exactly (``schema_for``'s names and aliases), if any. Lower is better."""
+    if entry.op == meant:
+        return (0, 0)
+    prefixed = [len(n) for n in entry.names if n.startswith(word)]
+    if prefixed:
+        # the op's own name first ("g": gather, not compare's alias Ge), then the shortest
+        # name it begins, aliases included ("con": convolution, which XLA calls Conv)
+        own = entry.short.lower().startswith(word) or entry.op.lower().startswith(word)
+        return (1 if own else 2, min(prefixed))
+    in_name = any(word in n for n in entry.names)
+    if word in entry.family.lower():  # "window": its family, ops naming it first
+        return (3, 0 if in_name else 1)
+    return (4, 0) if in_name else (5, 0)
 
 
 def family_of(opdef: Any) -> str | None:
@@ -64,13 +102,18 @@ def gallery() -> tuple[list[OpEntry], dict[str, list[str]]]:
         fam = family_of(d) if d is not None else None
         schema = schema_for(name)
         doc = (d.doc if d is not None and d.doc else (schema.doc if schema else "")).strip()
-        entries.append(OpEntry(name, fam or "other", doc))
+        entries.append(OpEntry(name, fam or "other", doc, d.aliases if d is not None else ()))
     waiting: dict[str, list[str]] = {}
     for name, d in defs.items():
         fam = family_of(d)
         if fam is not None and name not in ready:
             waiting.setdefault(fam, []).append(name)
     return entries, waiting
+
+
+def _group_index(family: str) -> int:
+    """Position of a family in the gallery (unknown families last)."""
+    return GROUP_ORDER.index(family) if family in GROUP_ORDER else len(GROUP_ORDER)
 
 
 # --- recent files -----------------------------------------------------------------------------
@@ -108,6 +151,32 @@ def remember_file(path: str | Path) -> None:
 
 # --- the screen --------------------------------------------------------------------------------
 
+class FilterField(Field):
+    """The filter box. Empty, it has no text for Home/End to move through: they choose the
+    first/last entry of the list instead (run inline, in key order, as every Field binding)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [  # what these keys do here, for F1 (not Input's scrolling)
+        Binding("up", "screen.move(-1)", "Previous entry", show=False),
+        Binding("down", "screen.move(1)", "Next entry", show=False),
+        Binding("pageup", "screen.move(-10)", "Ten entries up", show=False),
+        Binding("pagedown", "screen.move(10)", "Ten entries down", show=False),
+        Binding("home,ctrl+a", "home", "Start of the text (empty box: first entry)", show=False),
+        Binding("end,ctrl+e", "end", "End of the text (empty box: last entry)", show=False),
+    ]
+
+    def action_home(self, select: bool = False) -> None:
+        if self.value or select:
+            super().action_home(select)
+        else:
+            self.screen.query_one("#ops", OptionList).action_first()
+
+    def action_end(self, select: bool = False) -> None:
+        if self.value or select:
+            super().action_end(select)
+        else:
+            self.screen.query_one("#ops", OptionList).action_last()
+
+
 class HomeScreen(Screen):
     """The gallery: filter box, grouped op list, details of the highlighted entry."""
 
@@ -127,13 +196,13 @@ class HomeScreen(Screen):
         yield Header()
         with Horizontal(id="home-body"):
             with Vertical(id="home-left"):
-                yield Field(placeholder="filter: type an op or family (gather, conv, window…)",
-                            id="filter", compact=True)
+                yield FilterField(placeholder="filter: type an op or family (gather, conv, window…)",
+                                  id="filter", compact=True)
                 yield OptionList(id="ops", compact=True)
             with VerticalScroll(id="home-detail"):
                 yield Static(id="detail")
         yield Static(HINT, id="hint")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "op gallery"
@@ -144,40 +213,42 @@ class HomeScreen(Screen):
 
     # --- the list ------------------------------------------------------------------------------
     def matches(self, text: str) -> list[OpEntry]:
-        """Entries whose name, family or doc contain every word of ``text``."""
+        """Entries matching every word of ``text``, best first (``rank`` of the first word),
+        else in the gallery's group order."""
+        from hlolab.ops.examples import schema_for
+
         words = text.lower().split()
-        return [e for e in self.entries
-                if all(w in e.short.lower() or w in e.family.lower() or w in e.doc.lower() for w in words)]
+        shown = [e for e in self.entries if all(e.matches(w) for w in words)]
+        if not words:
+            return sorted(shown, key=lambda e: _group_index(e.family))
+        schema = schema_for(words[0])
+        meant = schema.op if schema is not None else None
+        return sorted(shown, key=lambda e: (rank(e, words[0], meant), _group_index(e.family)))
 
     def refill(self, text: str) -> None:
-        """Rebuild the list for filter ``text``, keeping the highlighted op when it still shows."""
+        """Rebuild the list for filter ``text``: with text, the best-ranked op highlighted;
+        without, the highlighted entry kept."""
         ol = self.query_one("#ops", OptionList)
         keep = self.highlighted_id or f"op:{DEFAULT_OP}"
         shown = self.matches(text)
-        options: list[Option] = []
         by_family: dict[str, list[OpEntry]] = {}
-        for e in shown:
+        for e in shown:  # families in the order of their first (best) op
             by_family.setdefault(e.family, []).append(e)
-        families = list(GROUP_ORDER) + sorted(set(by_family) - set(GROUP_ORDER))
-        for fam in families:
-            ops = by_family.get(fam, [])
-            if not ops:  # nothing to explore in this family (yet): offer nothing
-                continue
+        options: list[Option] = []
+        for fam, ops in by_family.items():  # only families with an op to explore
             options.append(Option(Text(fam, style="bold"), id=f"family:{fam}", disabled=True))
-            for e in ops:
-                options.append(Option(f"  {e.short}", id=f"op:{e.op}"))
-        if not text:
+            options += [Option(f"  {e.short}", id=f"op:{e.op}") for e in ops]
+        if not text.strip():
             options += self._extra_sections()
         elif not shown:
             options.append(Option(Text(f"no op matches '{text}'", style="italic"), disabled=True))
         ol.clear_options()
         ol.add_options(options)
         ids = [o.id for o in options]
-        first = text.strip().lower().split()[0] if text.strip() else ""
-        named = [f"op:{e.op}" for e in shown if first and e.short.lower().startswith(first)]
-        # an op whose name starts with what was typed beats one that only mentions it in its doc
-        target = (keep if keep in named else named[0]) if named else \
-            keep if keep in ids else next((i for i in ids if i and i.startswith("op:")), None)
+        if text.strip():
+            target = f"op:{shown[0].op}" if shown else None
+        else:
+            target = keep if keep in ids else next((i for i in ids if i and i.startswith("op:")), None)
         if target is not None:
             ol.highlighted = ids.index(target)
         self._show_detail()
@@ -255,6 +326,22 @@ class HomeScreen(Screen):
     @on(Input.Changed, "#filter")
     def _filter(self, event: Input.Changed) -> None:
         self.refill(event.value)
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing filters wherever the focus is: a key that reaches the screen unhandled came
+        from the list or the details (the filter box keeps its own keys); bound keys (q, ?)
+        keep their bindings. The focus stays, so the keys of a burst stay in order."""
+        f = self.query_one("#filter", Input)
+        if event.key in self.active_bindings:
+            return
+        if event.is_printable and event.character:
+            f.value += event.character
+        elif event.key == "backspace" and f.value:
+            f.value = f.value[:-1]
+        else:
+            return
+        f.cursor_position = len(f.value)
+        event.stop()
 
     @on(Input.Submitted, "#filter")
     def _submit(self, event: Input.Submitted) -> None:
