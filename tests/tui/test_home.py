@@ -296,3 +296,24 @@ def test_help_on_the_gallery_lists_no_grid_keys():
             assert titles == ["home keys", "everywhere"]
 
     run(body)
+
+
+def test_the_family_header_of_the_highlighted_op_is_in_view():
+    """At 80x24 the gallery opens on gather under its family's header; Home shows the first
+    family's header above the first op (not scrolled past it)."""
+    async def body():
+        async with HloLabApp().run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+            ol = pilot.app.screen.query_one("#ops")
+            top = "".join(seg.text for seg in ol.render_line(0)).strip()
+            entries, _ = gallery()
+            family = next(e.family for e in entries if e.op == "stablehlo.gather")
+            assert top == family
+            await pilot.press("home")
+            await pilot.pause()
+            top = "".join(seg.text for seg in ol.render_line(0)).strip()
+            assert top == pilot.app.screen.matches("")[0].family
+            assert ol.highlighted == 1  # the first op, under its header
+
+    run(body)

@@ -177,6 +177,33 @@ class FilterField(Field):
             self.screen.query_one("#ops", OptionList).action_last()
 
 
+class GalleryList(OptionList):
+    """The op list: scrolling to a highlighted op brings its family's header into view too
+    (Home on the first op, or the first op of a filtered family, shows the header above it)."""
+
+    def scroll_to_highlight(self, top: bool = False) -> None:
+        super().scroll_to_highlight(top)
+        h = self.highlighted
+        if h is None or not self.is_mounted:
+            return
+        first = h
+        while first > 0 and self.options[first - 1].disabled:  # the header(s) just above
+            first -= 1
+        lines = getattr(self, "_index_to_line", None)  # OptionList's own layout (y of each option)
+        if first != h and lines is not None and first in lines and lines[first] < self.scroll_y:
+            self.scroll_to(y=lines[first], animate=False, immediate=True)
+
+    def show_family_on_top(self) -> None:
+        """Scroll the highlighted op's family header to the top, when the op stays in view."""
+        h = self.highlighted
+        lines = getattr(self, "_index_to_line", None)
+        if h is None or lines is None or h not in lines:
+            return
+        head = next((i for i in range(h, -1, -1) if self.options[i].disabled), h)
+        if head in lines and lines[h] - lines[head] < self.scrollable_content_region.height:
+            self.scroll_to(y=lines[head], animate=False, immediate=True)
+
+
 class HomeScreen(Screen):
     """The gallery: filter box, grouped op list, details of the highlighted entry."""
 
@@ -198,7 +225,7 @@ class HomeScreen(Screen):
             with Vertical(id="home-left"):
                 yield FilterField(placeholder="filter: type an op or family (gather, conv, window…)",
                                   id="filter", compact=True)
-                yield OptionList(id="ops", compact=True)
+                yield GalleryList(id="ops", compact=True)
             with VerticalScroll(id="home-detail"):
                 yield Static(id="detail")
         yield Static(HINT, id="hint")
@@ -208,8 +235,8 @@ class HomeScreen(Screen):
         self.sub_title = "op gallery"
         self.refill("")
         self.query_one("#filter", Input).focus()
-        ol = self.query_one("#ops", OptionList)
-        self.call_after_refresh(ol.scroll_to_highlight, top=True)
+        ol = self.query_one("#ops", GalleryList)
+        self.call_after_refresh(ol.show_family_on_top)
 
     # --- the list ------------------------------------------------------------------------------
     def matches(self, text: str) -> list[OpEntry]:
