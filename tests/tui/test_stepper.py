@@ -8,6 +8,7 @@ same program, never from the screen itself.
 from __future__ import annotations
 
 import asyncio
+import io
 import functools
 from pathlib import Path
 
@@ -94,7 +95,12 @@ def stepper(app: App) -> StepperScreen:
 
 
 def text_of(screen, selector: str) -> str:
-    return str(screen.query_one(selector, Static).render())
+    """The plain text a Static shows (a string, a Text or a rich renderable such as a Group)."""
+    from rich.console import Console
+
+    console = Console(width=200, record=True, file=io.StringIO(), color_system=None)
+    console.print(screen.query_one(selector, Static).content, markup=False, highlight=False)
+    return console.export_text()
 
 
 def reference(text: str, seed: int = 0) -> Session:
@@ -854,3 +860,28 @@ async def test_tab_order_has_no_invisible_stops_and_focus_is_marked():
         ins = screen.query_one("#stepper-inputs", ValueList).grids()[0][1]
         assert ins.styles.border_top[0] == "round"
         assert screen.query_one(SourceView).styles.border_top[0] != "heavy"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+@sync
+async def test_trace_tree_fits_the_pane_and_keeps_its_guides(size):
+    """The trace is drawn while its tab is still hidden: it is wrapped to the pane's width
+    anyway, every continuation line under the guides of its tree."""
+    path = EXAMPLES / "mlp_step.mlir"
+    app = StepperApp(path.read_text(), path=str(path))
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        screen = await settle(pilot)
+        grid = screen.query_one("#stepper-results", ValueList).grid(("result", 1))
+        grid.focus()
+        grid.move_cursor((1, 2))
+        await pilot.press("enter")
+        screen = await settle(pilot)
+        await pilot.pause()
+        width = screen.query_one("#stepper-trace").content_size.width
+        lines = text_of(screen, "#stepper-trace").rstrip("\n").split("\n")
+        tree = lines[lines.index(next(s for s in lines if s.startswith("%9[1, 2]"))):]
+        assert all(len(line.rstrip()) <= width for line in tree)
+        assert all(line[0] in "%d├│└ " for line in tree)  # every line of the tree under a guide
+        assert sum(line.startswith("│ ") for line in tree) > 5

@@ -31,6 +31,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Header, Input, OptionList, Static
+from textual.widgets.input import Selection
 from textual.widgets.option_list import Option
 
 from hlolab.ops.registry import GROUP_ORDER
@@ -237,6 +238,14 @@ class HomeScreen(Screen):
         self.query_one("#filter", Input).focus()
         ol = self.query_one("#ops", GalleryList)
         self.call_after_refresh(ol.show_family_on_top)
+
+    def on_screen_resume(self) -> None:
+        """Back from an explorer: the filter's text is selected, so typing starts a new search
+        (and Enter still opens what it shows)."""
+        f = self.query_one("#filter", Input)
+        if f.value:
+            f.focus()
+            f.selection = Selection(0, len(f.value))
 
     # --- the list ------------------------------------------------------------------------------
     def matches(self, text: str) -> list[OpEntry]:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rich.console import Group
 from rich.text import Text
 from textual import events, on, work
 from textual.actions import SkipAction
@@ -55,8 +56,9 @@ from hlolab.interp.engine import ARGS_NODE, RETURN_OPS, Def
 from hlolab.interp.inputs import LITERAL_HINT, input_value
 from hlolab.session import Breakpoint, Session, Stop
 from hlolab.trace.program import Trace
-from hlolab.trace.roles import ROLE_COLORS, ROLE_LABELS, ROLE_ORDER, text_color
+from hlolab.trace.roles import ROLE_ORDER
 from hlolab.tui.drafts import clear_draft, load_draft, save_draft
+from hlolab.tui.widgets.explain import legend_entries, legend_renderable
 from hlolab.tui.widgets.fields import Editor, Field
 from hlolab.tui.widgets.footer import FittingFooter
 from hlolab.tui.widgets.grid import TensorGrid
@@ -65,6 +67,7 @@ from hlolab.tui.widgets.values import ValueEntry, ValueList
 
 PASTED = "<pasted>"
 Then = Callable[[Stop], None] | None  # what a command does once the screen shows its stop
+TRACE_SCROLLBAR = 2  # columns of the trace pane's vertical scrollbar (StepperScreen CSS)
 QUEUE_LIMIT = 64  # stepping keys remembered while a command runs
 DRAFT_DEBOUNCE = 0.5  # seconds after the last edit of the paste box before the draft is saved
 
@@ -456,6 +459,7 @@ class StepperScreen(Screen):
     StepperScreen TabPane { padding: 0; }
     StepperScreen .stepper-heading { color: $text-muted; text-style: bold; padding: 0 1; }
     StepperScreen #stepper-trace { padding: 0 1; height: auto; }
+    StepperScreen #stepper-trace-scroll { scrollbar-size-vertical: 2; }
     StepperScreen TensorGrid { max-height: 16; }
     StepperScreen #stepper-status { height: 1; background: $panel; }
     StepperScreen #stepper-busy { width: 8; height: 1; display: none; }
@@ -710,18 +714,14 @@ class StepperScreen(Screen):
         from hlolab.trace.format import format_trace, wrap_tree
 
         t = self.trace
-        roles = sorted({g.role for g in t.groups}, key=lambda r: ROLE_ORDER.index(r)
-                       if r in ROLE_ORDER else len(ROLE_ORDER))
-        legend = Text("roles: ")
-        for r in ["result", *roles]:
-            fill = ROLE_COLORS.get(r, ROLE_COLORS["copy"])
-            legend.append(f" {ROLE_LABELS.get(r, r)} ", style=f"{text_color(fill)} on {fill}")
-            legend.append(" ")
+        roles = {g.role for g in t.groups} | {"result"}
         lines = sorted(self.trace_lines)
         tree = format_trace(self.session, t)
-        width = self.query_one("#stepper-trace-scroll").scrollable_content_region.width - 2  # padding
+        # the tabs' width (the trace pane may be hidden still): minus its padding and scrollbar
+        width = self.query_one(TabbedContent).size.width - 2 - TRACE_SCROLLBAR
         body = Text(wrap_tree(tree, width) if width > 0 else tree, no_wrap=True, overflow="ellipsis")
-        text.update(Text("\n").join([legend, Text(f"ops on the path: lines {_ranges(lines)}"), body]))
+        legend = legend_renderable([Text("roles:"), *legend_entries(roles)])  # wraps between entries
+        text.update(Group(legend, Text(f"ops on the path: lines {_ranges(lines)}"), body))
 
     def on_resize(self) -> None:
         if self.trace is not None:  # the tree is wrapped to the pane's width

@@ -565,15 +565,24 @@ class TensorGrid(ScrollView, can_focus=True):
 
     def _whole_cells(self, body: Strip, sx: int, avail: int, base: Style) -> Strip:
         """The ``avail`` columns of ``body`` from ``sx``, with a cell the edges cut left blank,
-        so no number is shown in part ("-0.50162" of "-0.5016229")."""
-        data = body.crop(sx, sx + avail)
+        so no number is shown in part ("-0.50162" of "-0.5016229"); a dim "…" at an edge
+        says there are more columns that way."""
         cw = self._cell_width()
+        more_right = sx + avail < body.cell_length
         left = -sx % cw  # a partial cell at the left edge
-        right = (sx + avail) // cw * cw - sx  # the end of the last whole cell
+        if sx > 0 and left < 2:  # room for the marker and a blank before the first whole cell
+            left += cw
+        # the end of the last whole cell (leaving a blank and the marker when there are more)
+        right = (sx + avail - 2 * more_right) // cw * cw - sx
         if right <= left:  # not even one whole cell fits: show what there is
-            return data
-        return Strip.join([Strip.blank(left, base), data.crop(left, right),
-                           Strip.blank(avail - right, base)])
+            return body.crop(sx, sx + avail)
+        marker = base + self.get_component_rich_style("tensor-grid--label")
+        head = Strip([Segment("…", marker), Segment(" " * (left - 1), base)]) if sx > 0 else \
+            Strip.blank(left, base)
+        body_part = body.crop(sx + left, sx + right)
+        tail = Strip([Segment(" " * (avail - right - 1), base), Segment("…", marker)]) if more_right else \
+            Strip.blank(avail - right, base)
+        return Strip.join([head, body_part, tail])
 
     def _header_strip(self, style: Style) -> Strip:
         key = ("header",)
