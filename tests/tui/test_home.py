@@ -317,3 +317,24 @@ def test_the_family_header_of_the_highlighted_op_is_in_view():
             assert ol.highlighted == 1  # the first op, under its header
 
     run(body)
+
+
+def test_back_from_an_explorer_typing_starts_a_new_search():
+    """conv, Enter, Escape, then typing select_a: the filter holds select_a (not convselect_a)
+    and the highlighted op is select_and_scatter."""
+    async def body():
+        async with HloLabApp().run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            await pilot.press(*"conv", "enter")
+            await settle(pilot)
+            assert isinstance(pilot.app.screen, ExplorerScreen)
+            await pilot.press("escape")
+            await pilot.pause()
+            screen = pilot.app.screen
+            assert isinstance(screen, HomeScreen)
+            await pilot.press(*"select_a")
+            await pilot.pause()
+            assert screen.query_one("#filter").value == "select_a"
+            assert screen.highlighted_id == "op:stablehlo.select_and_scatter"
+
+    run(body)
