@@ -146,6 +146,9 @@ _CHLO_BROADCAST = FormatSyntax("$lhs , $rhs attr-dict : type:functional",
 _add(" ".join("chlo.broadcast_" + n for n in (
     "add atan2 divide maximum minimum multiply next_after polygamma power remainder shift_left "
     "shift_right_arithmetic shift_right_logical subtract zeta and or xor complex").split()), _CHLO_BROADCAST)
+_add("chlo.broadcast_compare", FormatSyntax(  # the broadcast ops' format; the direction in attr-dict
+    "$lhs , $rhs attr-dict : type:functional",
+    inherent=("broadcast_dimensions", "comparison_direction", "compare_type")))
 _add("chlo.next_after chlo.polygamma chlo.zeta chlo.mulhi",
      FormatSyntax("$lhs , $rhs attr-dict : type:arrow"))
 _add(" ".join("chlo." + n for n in (

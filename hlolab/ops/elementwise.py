@@ -423,7 +423,7 @@ def _sign_bit_op(x: np.ndarray, et: ElementType, negate: bool) -> np.ndarray:
     return (raw ^ sign if negate else raw & ~sign).view(x.dtype)
 
 
-def _as_complex(re: np.ndarray, im: np.ndarray, dtype: np.dtype) -> np.ndarray:
+def as_complex(re: np.ndarray, im: np.ndarray, dtype: np.dtype) -> np.ndarray:
     out = np.empty(np.shape(re), dtype=dtype)
     out.real = re
     out.imag = im
@@ -432,11 +432,11 @@ def _as_complex(re: np.ndarray, im: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 def _times_i(z: np.ndarray) -> np.ndarray:
     """i * z, done on the parts so infinities do not turn into NaN (0 * inf)."""
-    return _as_complex(-z.imag, z.real, z.dtype)
+    return as_complex(-z.imag, z.real, z.dtype)
 
 
 def _times_minus_i(z: np.ndarray) -> np.ndarray:
-    return _as_complex(z.imag, -z.real, z.dtype)
+    return as_complex(z.imag, -z.real, z.dtype)
 
 
 def _per_kind(ctx: OpCall, x: np.ndarray, real: Callable[[np.ndarray], np.ndarray],
@@ -597,7 +597,7 @@ def sign(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
         nan = np.full_like(re, np.nan)
         out_re = np.where(part_nan, nan, np.where(zero, 0, re / modulus))
         out_im = np.where(part_nan, nan, np.where(zero, 0, im / modulus))
-        return _as_complex(out_re, out_im, operand.dtype)
+        return as_complex(out_re, out_im, operand.dtype)
     x = _compute(operand)
     keep = np.isnan(x) | (x == 0)  # NaN and +-0 are their own sign
     one, minus_one = np.array(1, operand.dtype), np.array(-1, operand.dtype)
@@ -693,7 +693,7 @@ def _complex_cbrt(z: np.ndarray) -> np.ndarray:
     # the principal cube root: |z|^(1/3) * e^(i * arg(z) / 3)
     r = np.cbrt(np.abs(z))
     theta = np.arctan2(z.imag, z.real) / 3
-    return _as_complex(r * np.cos(theta), r * np.sin(theta), z.dtype)
+    return as_complex(r * np.cos(theta), r * np.sin(theta), z.dtype)
 
 
 def _real_cbrt(x: np.ndarray) -> np.ndarray:
@@ -718,7 +718,7 @@ def _complex_expm1(z: np.ndarray) -> np.ndarray:
     # e^(x+iy) - 1 = (expm1(x) cos y - 2 sin^2(y/2)) + i e^x sin y, accurate near 0
     x, y = z.real, z.imag
     half = np.sin(y / 2)
-    return _as_complex(np.expm1(x) * np.cos(y) - 2 * half * half, np.exp(x) * np.sin(y), z.dtype)
+    return as_complex(np.expm1(x) * np.cos(y) - 2 * half * half, np.exp(x) * np.sin(y), z.dtype)
 
 
 @elementwise_op("stablehlo.exponential_minus_one", "Expm1", _FC)
@@ -733,19 +733,19 @@ def log(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     return _per_kind(ctx, operand, np.log)
 
 
-def _complex_log1p(z: np.ndarray) -> np.ndarray:
+def complex_log1p(z: np.ndarray) -> np.ndarray:
     # spec: complex(log(hypot(x + 1, y)), atan2(y, x + 1)). log|1+z| = 0.5*log1p(s) with
     # s = x(x+2) + y^2 keeps precision where |1+z| is near 1; elsewhere hypot is accurate.
     x, y = z.real, z.imag
     s = x * (x + 2) + y * y
     re = np.where(np.abs(s) < 0.5, 0.5 * np.log1p(s), np.log(np.hypot(x + 1, y)))
-    return _as_complex(re, np.arctan2(y, x + 1), z.dtype)
+    return as_complex(re, np.arctan2(y, x + 1), z.dtype)
 
 
 @elementwise_op("stablehlo.log_plus_one", "Log1p", _FC)
 def log_plus_one(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """logp1: log(1 + x), accurate for small x."""
-    return _per_kind(ctx, operand, np.log1p, _complex_log1p)
+    return _per_kind(ctx, operand, np.log1p, complex_log1p)
 
 
 @elementwise_op("stablehlo.logistic", "Logistic", _FC)
@@ -792,7 +792,7 @@ def tanh(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     return _per_kind(ctx, operand, np.tanh)
 
 
-def _complex_atan2(y: np.ndarray, x: np.ndarray) -> np.ndarray:
+def complex_atan2(y: np.ndarray, x: np.ndarray) -> np.ndarray:
     # atan2(y, x) = -i * log((x + i*y) / sqrt(x^2 + y^2)), as the reference interpreter
     return _times_minus_i(np.log((x + _times_i(y)) / np.sqrt(x * x + y * y)))
 
@@ -801,7 +801,7 @@ def _complex_atan2(y: np.ndarray, x: np.ndarray) -> np.ndarray:
 def atan2(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """atan2(lhs, rhs): the angle of the point (rhs, lhs)."""
     if _et(ctx).is_complex:
-        return _complex_atan2(lhs, rhs)
+        return complex_atan2(lhs, rhs)
     return np.arctan2(_compute(lhs), _compute(rhs))
 
 
