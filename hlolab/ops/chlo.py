@@ -895,37 +895,6 @@ def constant_like(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
         return np.full(np.shape(operand), scalar.astype(ctx.result_dtype()), dtype=ctx.result_dtype())
 
 
-def _constant_schemas() -> None:
-    from hlolab.ops.examples import (
-        Operand,
-        OpParts,
-        OpSchema,
-        dtype_param,
-        register_schema,
-        shape_param,
-        ttype,
-    )
-
-    def build_const(p: dict[str, Any]) -> OpParts:
-        t = ttype(p["shape"], p["dtype"])
-        n = int(np.prod(p["shape"], dtype=np.int64))
-        values = np.arange(n).reshape(tuple(p["shape"])).astype(t.dtype)
-        return OpParts([], [t], {"value": str(DenseElementsAttr(t, values))})
-
-    def build_like(p: dict[str, Any]) -> OpParts:
-        t = ttype(p["shape"], p["dtype"])
-        value = f"1.5 : {p['dtype']}" if t.element.is_float else f"7 : {p['dtype']}"
-        return OpParts([Operand("operand", t)], [t], {"value": value})
-
-    params = (shape_param("shape", (2, 3), "shape of the result"), dtype_param("f32", "element type"))
-    register_schema(OpSchema("chlo.constant", params, {"default": {}}, build_const, doc="a CHLO constant"))
-    register_schema(OpSchema("chlo.constant_like", params, {"default": {}}, build_like,
-                             doc="a splat constant shaped like its operand"))
-
-
-_constant_schemas()
-
-
 # --- broadcasting binary ops -------------------------------------------------------------------
 
 @record

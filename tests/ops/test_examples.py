@@ -413,6 +413,8 @@ NOT_EXPLORABLE = {
     "stablehlo.after_all": "tokens only", "stablehlo.create_token": "tokens only",
     "stablehlo.tuple": "a tuple result has no grid", "stablehlo.get_tuple_element": "reads a tuple",
     "stablehlo.constant": "no operands: the literal is the whole story",
+    "chlo.constant": "no operands: the literal is the whole story",
+    "chlo.constant_like": "reads only its operand's shape: the literal is the whole story",
     "interpreter.print": "test harness", "interpreter.probe": "test harness",
     **{f"check.{n}": "test harness" for n in ("expect_almost_eq", "expect_almost_eq_const", "expect_close",
                                               "expect_eq", "expect_eq_const", "expect_serialized_eq")},
