@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.command import CommandList, CommandPalette
 
 from hlolab.errors import HloLabError
 from hlolab.tui.commands import HloLabCommands
@@ -18,6 +19,23 @@ from hlolab.tui.screens.home import HomeScreen, remember_file
 
 # ctrl+t cycles through these (Textual built-ins; the palette's "Theme" offers all of them)
 THEMES = ("textual-dark", "textual-light", "nord", "gruvbox", "catppuccin-latte", "dracula")
+
+
+class Palette(CommandPalette):
+    """Textual's command palette, where paging before the command list is laid out does
+    nothing: Textual 8.2.8 raises KeyError there (ctrl+p, pageup in one burst quit the app)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("pagedown", "page(1)", "Next page", show=False),
+        Binding("pageup", "page(-1)", "Previous page", show=False),
+    ]
+
+    def action_page(self, direction: int) -> None:
+        commands = self.query_one(CommandList)
+        try:
+            commands.action_page_down() if direction > 0 else commands.action_page_up()
+        except KeyError:  # the list's line map is still empty: no page to move to yet
+            pass
 
 
 class HloLabApp(App):
@@ -39,6 +57,10 @@ class HloLabApp(App):
         self.open_path = open_path
         self.open_op_name = open_op
         self.open_inputs, self.open_seed = inputs, seed
+
+    def action_command_palette(self) -> None:
+        if self.use_command_palette and not CommandPalette.is_open(self):
+            self.push_screen(Palette(id="--command-palette"))
 
     def on_mount(self) -> None:
         self.push_screen(HomeScreen())

@@ -24,6 +24,7 @@ Nothing here raises into Textual.
 
 from __future__ import annotations
 
+import inspect
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -145,17 +146,33 @@ def split_key(key: str) -> tuple[str, int]:
 
 
 def guarded(fn: F) -> F:
-    """Screen handlers: an unexpected exception becomes an error notification (traceback to the log)."""
+    """Screen handlers (plain or async): an unexpected exception becomes an error
+    notification (traceback to the log)."""
+
+    def report(self: Screen, e: Exception) -> None:
+        if isinstance(e, HloLabError):
+            self.notify(e.message, severity="error", title="error")
+        else:
+            self.log.error(traceback.format_exc())
+            self.notify(f"{type(e).__name__}: {e}", severity="error", title="unexpected error")
+
+    if inspect.iscoroutinefunction(fn):
+        @wraps(fn)
+        async def run_async(self: Screen, *args: Any, **kw: Any) -> Any:
+            try:
+                return await fn(self, *args, **kw)
+            except Exception as e:  # noqa: BLE001 - the app keeps running
+                report(self, e)
+            return None
+
+        return run_async  # type: ignore[return-value]
 
     @wraps(fn)
     def wrapper(self: Screen, *args: Any, **kw: Any) -> Any:
         try:
             return fn(self, *args, **kw)
-        except HloLabError as e:
-            self.notify(e.message, severity="error", title="error")
         except Exception as e:  # noqa: BLE001 - the app keeps running
-            self.log.error(traceback.format_exc())
-            self.notify(f"{type(e).__name__}: {e}", severity="error", title="unexpected error")
+            report(self, e)
         return None
 
     return wrapper  # type: ignore[return-value]
@@ -278,7 +295,7 @@ class ExplorerScreen(Screen):
             self.log.error(traceback.format_exc())
             return Failed(request, f"unexpected {type(e).__name__}: {e}", generation)
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "export":
             self._export_done(event)
             return
@@ -292,10 +309,10 @@ class ExplorerScreen(Screen):
             self._show_error(outcome.message)
             self._status("")
         elif isinstance(outcome, Built):
-            self._apply(outcome)
+            await self._apply(outcome)
 
     @guarded
-    def _apply(self, built: Built) -> None:
+    async def _apply(self, built: Built) -> None:
         self._show_error("")
         if built.operands is not None:
             self.query_one(ParamPanel).set_operands(built.operands)
@@ -303,7 +320,7 @@ class ExplorerScreen(Screen):
         keys = view.keys()
         first = self.built is None
         if list(self._grids) != keys:
-            self._mount_grids(keys)
+            await self._mount_grids(keys)
         for key in keys:
             label, values, kinds = view.drawn(key)
             self._grids[key].set_value(values, label, kinds=kinds, grid_axes=view.grid_axes(key))
@@ -323,15 +340,14 @@ class ExplorerScreen(Screen):
         self._refresh_driver()
         self._status("")
 
-    def _mount_grids(self, keys: list[str]) -> None:
-        for grid in self._grids.values():
-            grid.remove()
-        self._grids = {}
+    async def _mount_grids(self, keys: list[str]) -> None:
+        """New grids for ``keys``; the old ones are gone before the new ones (same ids) mount."""
         ops, res = self.query_one("#operands"), self.query_one("#results")
-        for key in keys:
-            grid = TensorGrid(id=f"grid-{key}")
-            self._grids[key] = grid
-            (res if key.startswith("result") else ops).mount(grid)
+        await ops.remove_children()
+        await res.remove_children()
+        self._grids = {key: TensorGrid(id=f"grid-{key}") for key in keys}
+        await ops.mount_all([g for k, g in self._grids.items() if not k.startswith("result")])
+        await res.mount_all([g for k, g in self._grids.items() if k.startswith("result")])
 
     # --- highlights ------------------------------------------------------------------------
     def grid(self, key: str) -> TensorGrid:

@@ -285,6 +285,8 @@ class TensorGrid(ScrollView, can_focus=True):
             return v.reshape(1, 1)
         if v.ndim == 1:
             return v.reshape(1, -1)
+        if v.ndim > 2 and 0 in v.shape[:-2]:  # no slice to show (an empty leading axis)
+            return np.empty((0, v.shape[-1]), v.dtype)
         return v[tuple(self.cursor[:-2])] if v.ndim > 2 else v
 
     def _cell_of(self, index: tuple[int, ...]) -> tuple[int, int]:
