@@ -106,3 +106,49 @@ def test_every_text_field_of_the_tui_keeps_key_order():
                 if bases & plain:
                     found.append(f"{path.relative_to(root)}:{node.lineno} class {node.name}")
     assert found == []
+
+
+def test_keys_after_a_tab_in_a_burst_go_to_the_next_field():
+    """The add explorer: on shape = 2x3, `BSpace 4 Tab i 3 2` in one burst gives shape 2x4 and
+    dtype i32 (the keys after Tab belong to the next field), as typed one by one."""
+
+    async def body():
+        async with HloLabApp(open_op="add").run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            panel = pilot.app.screen.query_one(ParamPanel)
+            shape, dtype = panel.field("shape"), panel.field("dtype")
+            assert (shape.value, dtype.value) == ("2x3", "f32")
+            shape.focus()
+            await pilot.pause()
+            shape.cursor_position = len(shape.value)
+            dtype.value = ""
+            post_burst(pilot.app, [("backspace", None), ("4", "4"), ("tab", None), ("i", "i"), ("3", "3"),
+                                   ("2", "2")])
+            for _ in range(5):
+                await pilot.pause()
+            assert (shape.value, dtype.value) == ("2x4", "i32")
+            assert pilot.app.screen.focused is dtype
+
+    run(body)
+
+
+def test_editor_enter_is_a_new_line_even_where_an_ancestor_binds_enter():
+    class Bound(App):
+        BINDINGS = [("enter", "bell", "ring")]
+
+        def compose(self) -> ComposeResult:
+            yield Editor("ab", id="ed")
+
+    async def body():
+        app = Bound()
+        async with app.run_test() as pilot:
+            ed = app.query_one(Editor)
+            ed.focus()
+            ed.move_cursor((0, 1))
+            await pilot.pause()
+            post_burst(app, [("enter", None), ("x", "x")])
+            for _ in range(3):
+                await pilot.pause()
+            return ed.text
+
+    assert run(body) == "a\nxb"

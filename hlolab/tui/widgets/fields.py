@@ -9,6 +9,10 @@ gives ``""``, not ``"7"`` (Textual issue #6605). ``InlineBindings`` runs the
 widget's own (non-priority) bindings in its key handler, so a bound key takes
 effect before the next key is read; priority bindings were already checked by the
 App before the key reached the widget, so what runs is unchanged, only when.
+The same goes for the bindings of the screen and the App (Tab moves the focus in
+key order), and a key of a burst that reaches the field after the focus moved on
+is passed to the widget that has the focus now (the App handed it to the field
+because the field had the focus when the key was read).
 
 Every text field of the TUI is a ``Field`` or an ``Editor``.
 """
@@ -20,18 +24,32 @@ from textual.widgets import Input, TextArea
 
 
 class InlineBindings:
-    """Mixin for a focusable text widget: its own key bindings run in key order."""
+    """Mixin for a focusable text widget: its bound keys run in key order."""
+
+    def inserts(self, key: str) -> bool:
+        """A non-printable key the widget's own key handler inserts as text (no binding)."""
+        return False
 
     async def _on_key(self, event: events.Key) -> None:
-        if event.is_printable:
+        focused = self.screen.focused  # type: ignore[attr-defined]
+        if focused is not None and focused is not self:
+            # typed before a key of the same burst (tab) moved the focus on: it is meant
+            # for the widget that has the focus now
+            event.stop()
+            event.prevent_default()
+            focused.post_message(events.Key(event.key, event.character))
+            return
+        if event.is_printable or self.inserts(event.key):
             return  # the widget's own handler (next in the MRO) inserts it
-        for binding in self._bindings.key_to_bindings.get(event.key, ()):  # type: ignore[attr-defined]
-            if binding.priority:
-                continue
-            if await self.app.run_action(binding.action, self):  # type: ignore[attr-defined]
-                event.stop()
-                event.prevent_default()  # no second run by the App, no base handler
-                return
+        # the bindings the App would look up, from this widget up (priority ones ran already)
+        for node in self.ancestors_with_self:  # type: ignore[attr-defined]
+            for binding in node._bindings.key_to_bindings.get(event.key, ()):
+                if binding.priority:
+                    continue
+                if await self.app.run_action(binding.action, node):  # type: ignore[attr-defined]
+                    event.stop()
+                    event.prevent_default()  # no second run by the App, no base handler
+                    return
 
 
 class Field(InlineBindings, Input):
@@ -40,3 +58,7 @@ class Field(InlineBindings, Input):
 
 class Editor(InlineBindings, TextArea):
     """A multi-line text editor."""
+
+    def inserts(self, key: str) -> bool:
+        # TextArea's own handler: enter is a new line; tab indents (escape leaves) in indent mode
+        return key == "enter" or (self.tab_behavior == "indent" and key in ("tab", "escape"))
