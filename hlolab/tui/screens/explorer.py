@@ -526,8 +526,10 @@ class ExplorerScreen(Screen):
         return None
 
     def _status(self, busy: str) -> None:
+        """op · what is happening or where the cursor is · the animation state (last: it is
+        what an 80-column status line elides)."""
         state = "▶ playing" if self._timer is not None else "paused"
-        parts = [self.op.removeprefix("stablehlo."), f"{state} {SPEEDS[self._speed]:g} s/step"]
+        parts = [self.op.removeprefix("stablehlo.")]
         if busy:
             parts.append(busy)
         if self.error and self.built is not None:
@@ -538,6 +540,7 @@ class ExplorerScreen(Screen):
             view = self.built.view
             name = view.result_name(n) if kind == "result" else view.operand_name(n)
             parts.append(f"cursor {name}[{', '.join(map(str, g.index))}]")
+        parts.append(f"{state} {SPEEDS[self._speed]:g} s/step")
         self.query_one("#status", Static).update(" · ".join(parts))
 
     # --- animation ------------------------------------------------------------------------
