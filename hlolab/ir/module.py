@@ -45,6 +45,7 @@ class Op:
     attributes: dict[str, Attr] = field(default_factory=dict)
     regions: list[Region] = field(default_factory=list)
     loc: SourceLoc | None = None
+    end_line: int | None = field(default=None, compare=False)  # the source line the op's text ends on
     mlir_loc: str | None = None  # the text of a trailing loc(...), kept for printing
     result_groups: list[tuple[str, int]] = field(default_factory=list)  # ("%r", 2) for %r:2
     prop_names: set[str] = field(default_factory=set)

@@ -175,6 +175,7 @@ class Parser:
     def __init__(self, text: str, filename: str = "<string>", first_line: int = 1):
         self.lx = Lexer(text, filename, first_line)
         self.tok: Token = self.lx.lex(0)
+        self.last_end = 0
         self.depth = 0
         self.element_budget = ELEMENT_BUDGET  # most elements a dense literal may denote
         # SSA names of the current function: name -> value; one set of names per open scope
@@ -190,6 +191,7 @@ class Parser:
 
     def advance(self) -> Token:
         t = self.tok
+        self.last_end = t.end  # where the last consumed token ends (an op's end line)
         self.tok = self.lx.lex(t.end)
         return t
 
@@ -943,6 +945,7 @@ class Parser:
         mlir_loc = self.parse_optional_loc()
         op = self.finish_op(pending, groups, op_tok.start)
         op.loc = self.src_loc(start)
+        op.end_line = self.src_loc(max(start, self.last_end - 1)).line
         op.mlir_loc = mlir_loc
         return op
 

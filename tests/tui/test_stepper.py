@@ -885,3 +885,21 @@ async def test_trace_tree_fits_the_pane_and_keeps_its_guides(size):
         assert all(len(line.rstrip()) <= width for line in tree)
         assert all(line[0] in "%d├│└ " for line in tree)  # every line of the tree under a guide
         assert sum(line.startswith("│ ") for line in tree) > 5
+
+
+@sync
+async def test_a_line_inside_a_multi_line_op_means_that_op():
+    """SQUARING_WHILE: the while's text spans lines 4-12; Enter on its closing line 12 goes to
+    the while, t sets the breakpoint on line 4; a line holding no op says so."""
+    app = StepperApp(SQUARING_WHILE, inputs=[np.array(2, np.int64), np.ones(8, np.float32)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(pilot)
+        source = screen.query_one(SourceView)
+        assert source.op_at(12) == 4 and source.op_at(10) == 10 and source.op_at(11) == 4
+        assert source.op_at(1) is None  # func.func: no op
+        source.cursor_line = 12
+        await pilot.press("enter")
+        screen = await settle(pilot)
+        assert screen.session.current.op.name == "stablehlo.while"
+        await pilot.press("t")
+        assert source.breakpoints == {4}

@@ -557,8 +557,9 @@ class StepperScreen(Screen):
         source.border_title = Path(self.filename).name if path else self.filename
         try:
             s = session if session is not None else Session(text, filename=self.filename)
-            source.set_op_lines({op.loc.line for op in s.module.walk()
-                                 if op.loc is not None and op.name not in RETURN_OPS})
+            ops = [op for op in s.module.walk() if op.loc is not None and op.name not in RETURN_OPS]
+            source.set_op_lines({op.loc.line for op in ops},
+                                [(op.loc.line, op.end_line or op.loc.line) for op in ops])
             self.session = s
             self._bind(self.seed, self.arg_texts, inputs)
         except HloLabError as e:
@@ -853,9 +854,8 @@ class StepperScreen(Screen):
 
     @_guarded
     def action_run_to_cursor(self) -> None:
-        line = self.query_one(SourceView).cursor_line
-        if not self._has_op(line):
-            self.notify(f"no op starts on line {line}", severity="warning")
+        line = self._op_line(self.query_one(SourceView).cursor_line)
+        if line is None:
             return
         self._command(f"running to line {line}", lambda s: s.run_to(line=line))
 
@@ -878,9 +878,10 @@ class StepperScreen(Screen):
         if s is None:
             self.notify("no program loaded", severity="warning")
             return
-        if not self._has_op(line):
-            self.notify(f"no op starts on line {line}", severity="warning")
+        first = self._op_line(line)
+        if first is None:
             return
+        line = first
         bp = next((b for b in s.breakpoints if b.kind == "line" and int(b.value) == line), None)
         if bp is not None:
             s.remove_breakpoint(bp)
@@ -908,8 +909,13 @@ class StepperScreen(Screen):
                                                         if b.kind == "line"})
         self._show_status()
 
-    def _has_op(self, line: int) -> bool:
-        return line in self.query_one(SourceView).op_lines
+    def _op_line(self, line: int) -> int | None:
+        """The line an op starts on, for a cursor on any line of its text (None: no op there);
+        says so when there is none."""
+        first = self.query_one(SourceView).op_at(line)
+        if first is None:
+            self.notify(f"no op on line {line}", severity="warning")
+        return first
 
     @_guarded
     def action_escape(self) -> None:
@@ -1074,9 +1080,8 @@ class StepperScreen(Screen):
     def on_line_selected(self, message: SourceView.LineSelected) -> None:
         """Enter on a line: go to the op there (back to its latest instance, else forward to
         its next) and put the cursor on its first result, where Enter traces an element."""
-        line = message.line
-        if not self._has_op(line):
-            self.notify(f"no op starts on line {line}", severity="warning")
+        line = self._op_line(message.line)
+        if line is None:
             return
 
         def focus_result(stop: Stop) -> None:

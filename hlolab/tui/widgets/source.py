@@ -155,6 +155,7 @@ class SourceView(ScrollView, can_focus=True):
         self.breakpoints: frozenset[int] = frozenset()
         self.trace_lines: frozenset[int] = frozenset()
         self.op_lines: frozenset[int] = frozenset()
+        self.op_owner: dict[int, int] = {}  # line -> first line of the innermost op holding it
         self.lines: list[str] = [""]
         self._line_cache: dict[tuple, Strip] = {}
         self.set_text(text)
@@ -188,10 +189,22 @@ class SourceView(ScrollView, can_focus=True):
         self.trace_lines = frozenset(lines)
         self.refresh()
 
-    def set_op_lines(self, lines: set[int] | frozenset[int]) -> None:
-        """Lines where an op starts (others are dimmed in the gutter's number)."""
+    def set_op_lines(self, lines: set[int] | frozenset[int],
+                     spans: list[tuple[int, int]] | None = None) -> None:
+        """Lines where an op starts (others are dimmed in the gutter's number), and the
+        (first, last) lines of every op's text: a line inside an op's text (the closing
+        ``}) : (...) -> ...`` of a multi-line op) belongs to the innermost op holding it."""
         self.op_lines = frozenset(lines)
+        owner: dict[int, int] = {}
+        for first, last in sorted(spans or [], key=lambda s: s[0] - s[1]):  # widest first, inner last
+            owner.update(dict.fromkeys(range(first, last + 1), first))
+        owner.update({n: n for n in self.op_lines})
+        self.op_owner = owner
         self.refresh()
+
+    def op_at(self, line: int) -> int | None:
+        """The first line of the op whose text holds ``line`` (None: no op there)."""
+        return self.op_owner.get(line)
 
     # --- reactives ---------------------------------------------------------------
     def validate_cursor_line(self, line: int) -> int:
