@@ -167,3 +167,19 @@ def test_trace_tree_wraps_under_its_guides(width):
 def test_short_trace_lines_are_left_alone():
     tree = mlp_trace()
     assert wrap_tree(tree, 500) == tree
+
+
+def test_status_lines_elide_with_a_marker_at_80_columns():
+    """The explorer's status line never wraps into the grids: one row, elided with "…", the
+    cursor's element before the animation state (what is cut first)."""
+    async def body():
+        async with HloLabApp(open_op="convolution").run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            status = pilot.app.screen.query_one("#status")
+            assert status.size.height == 1
+            assert status.styles.text_wrap == "nowrap" and status.styles.text_overflow == "ellipsis"
+            line = "".join(seg.text for seg in status.render_line(0)).rstrip()
+            assert line.strip().startswith("convolution · cursor %result[") and line.endswith("…")
+            assert len(line) <= status.size.width
+
+    run(body)
