@@ -2,10 +2,10 @@
 
 Each case is one hand-written program ``%r = chlo.<op> %a ...`` (jax prints chlo only for some
 of these ops) run by hlolab and by XLA:CPU (the harness's worker). Floats are compared in ULPs:
-the bound is the 3 ULP of check.expect_close unless ``BOUNDS`` documents a larger one with the
-measured cause. As in tests/oracle/ulp_table.py (FTZ_RULE), XLA's flush-to-zero result is also
-accepted where it equals hlolab's on flushed inputs. ``WORST`` collects the worst measured ULP
-per (op, type); ``test_report`` prints it (pytest -s).
+the bound is the 3 ULP of check.expect_close unless tests/oracle/ulp_table.py (CHLO_BOUNDS)
+documents a larger one with the measured cause. As in tests/oracle/ulp_table.py (FTZ_RULE),
+XLA's flush-to-zero result is also accepted where it equals hlolab's on flushed inputs.
+``WORST`` collects the worst measured ULP per (op, type); ``test_report`` prints it (pytest -s).
 """
 
 from __future__ import annotations
@@ -17,38 +17,17 @@ from hlolab.numerics import ulp_distance
 from tests.oracle.differential.harness import WORKER, hlolab_run, same_bits
 from tests.oracle.differential.strategies import ELEMENT_TYPES, float_edges, int_edges, make_values
 from tests.oracle.numerics import flush
+from tests.oracle.ulp_table import chlo_bound
 
 UNARY = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan", "square"]
 FLOATS = ["bf16", "f16", "f32", "f64"]
 COMPLEX = ["complex<f32>", "complex<f64>"]
 EXTRA = [-1, 1, 0.5, -0.99, 1.01, 1e-3, -1e-3, 100, 3000, 88.5, -89.4, 1e20, -3e38]
 
-# documented bounds above 3 ULP: (op, type) -> (ulps, cause measured against XLA:CPU)
-BOUNDS = {
-    ("sinh", "f32"): (6, "XLA:CPU's expm1 (ulp_table: exponential_minus_one f32 = 6) in |x| < 1"),
-    ("sinh", "f64"): (5, "XLA:CPU's expm1 (ulp_table: exponential_minus_one f64 = 5) in |x| < 1"),
-    ("atanh", "f64"): (160, "XLA:CPU's f64 log1p is ~50 ULP off for arguments near -0.4 "
-                            "(log1p(-0.40922667445924565): XLA -0.5263228790720856, exact "
-                            "-0.526322879072096); the difference of two log1p amplifies it"),
-}
 # complex operands with a NaN or infinite part: the decompositions' last StableHLO op (complex
 # atan2 / log1p / divide) meets them; hlolab's StableHLO ops follow numpy there, XLA:CPU its own
 # formulas (e.g. atan(x + NaN i) = -pi/2 + NaN i on XLA, NaN + NaN i in hlolab). Left out, counted.
 NONFINITE_COMPLEX_OUT = {"atan", "atanh", "tan", "cosh", "sinh", "square", "acosh", "asinh", "acos", "asin"}
-
-# complex results, in eps * |xla| (ulp_table's "rel" bound): the decompositions end in StableHLO's
-# complex exp / log1p / atan2 / divide, where hlolab follows numpy and XLA:CPU its own formulas
-# (ulp_table: complex exponential 4, log_plus_one 96, atan2 192, divide 4); measured worst below
-COMPLEX_REL = {
-    "acos": (4, "Hull et al. in real arithmetic: log1p / atan2 / sqrt of both sides"),
-    "asin": (4, "as acos"), "acosh": (4, "as acos"), "asinh": (4, "as asin"),
-    "atan": (192, "complex atan2 (ulp_table atan2 complex = 192)"),
-    "atanh": (96, "complex log1p (ulp_table log_plus_one complex = 96)"),
-    "cosh": (8, "complex exp (ulp_table exponential complex = 4) of two terms that may cancel"),
-    "sinh": (8, "as cosh"),
-    "tan": (8, "complex division of (tan a, tanh b) by (1, -tan a tanh b) (ulp_table divide complex = 4)"),
-    "square": (2, "real arithmetic; XLA flushes subnormal products (x * y) to 0"),
-}
 
 # hlolab's StableHLO complex atan2(z, 1) = -i log((z + i) / sqrt(z^2 + 1)) (elementwise.py) cancels
 # near z = 0: its error is ~eps absolute, not relative (measured: 1.7e7 eps * |xla| at |z| ~ 1e-9
@@ -143,12 +122,12 @@ def test_decomposed_unary_matches_xla(op, et):
         # flushes it, so asin(+-tiny) is +-0 on XLA (the final result, not an input, is affected)
         tiny = float(np.finfo(np.float32).tiny) if et != "f64" else float(np.finfo(np.float64).tiny)
         keep &= ~((ref.astype(np.float64) == 0) & (np.abs(ours.astype(np.float64)) <= 2 * tiny))
+    limit = chlo_bound(op, et)  # tests/oracle/ulp_table.py
+    bound, why = limit.k, limit.reason
     if et in COMPLEX:
         d = np.ceil(rel_eps(ours, ref, alt, ABS_FLOOR.get(op, 0.0))[keep])
-        bound, why = COMPLEX_REL[op]
     else:
         d = ulps(ours, ref, alt)[keep]
-        bound, why = BOUNDS.get((op, et), (3, ""))
     worst = record(op, et, d, int(keep.sum()))
     bad = np.zeros(x.shape, bool)
     bad[keep] = d > bound

@@ -6,10 +6,10 @@ NaNs, +-inf, +-0, denormals, the largest finite values, ...) and a spread of ran
 
 Comparison: NaN matches NaN; otherwise the ulp distance, where XLA's flush-to-zero result
 (hlolab on flushed inputs, output flushed) also counts (ulp_table.FTZ_RULE). Most pairs agree
-within 3 ulp; BOUNDS lists the measured exceptions and why. Run with ``-s`` to see the worst
+within 3 ulp; tests/oracle/ulp_table.py (CHLO_BOUNDS) lists the measured
+exceptions and why. Run with ``-s`` to see the worst
 ulp per op and type (WORST).
 
-Not in ulp_table.py (not this suite's file): the bound lives in BOUNDS here; see the report.
 """
 
 from __future__ import annotations
@@ -23,21 +23,11 @@ from hlolab.numerics import ulp_distance
 from tests.oracle.differential.harness import WORKER, Case, hlolab_run, jax, lax, lower
 from tests.oracle.differential.strategies import ELEMENT_TYPES, float_edges
 from tests.oracle.numerics import flush
+from tests.oracle.ulp_table import chlo_bound
 
 TYPES = ["bf16", "f16", "f32", "f64"]
 N_RANDOM = 400
 
-# ulps beyond the default 3, measured over these cases (hlolab vs XLA:CPU)
-DEFAULT_BOUND = 3
-BOUNDS: dict[tuple[str, str], int] = {
-    # near the roots of lgamma (x = 1, 2) and digamma (x ~ 1.46, and one per negative unit
-    # interval) the result is a cancellation of O(1) terms: XLA:CPU's own log / sin / cos
-    # (within 1-3 ulp of numpy's) move those terms by an ulp, which is many ulps of the result.
-    # Measured worst (these seeds): lgamma f32 1536, f64 12; digamma f32 2048.
-    ("lgamma", "f32"): 4096, ("lgamma", "f64"): 64, ("digamma", "f32"): 4096,
-    # polygamma(n, x < 0) = n! zeta(n + 1, x) sums terms of both signs; measured f32 18, f64 39
-    ("polygamma", "f32"): 64, ("polygamma", "f64"): 64,
-}
 WORST: dict[tuple[str, str], tuple[int, int]] = {}  # (op, type) -> (worst ulp, elements compared)
 
 
@@ -100,7 +90,7 @@ def test_chlo_special_matches_xla(op, et):
         dist = np.where(np.abs(ref.astype(np.float64)) < tiny * 2.0**24, 0, dist)
     worst = int(dist.max())
     WORST[(op, et)] = (worst, dist.size)
-    limit = BOUNDS.get((op, et), DEFAULT_BOUND)
+    limit = int(chlo_bound(op, et).k)  # tests/oracle/ulp_table.py
     bad = np.argwhere(dist > limit)[:5].ravel()
     assert not len(bad), (f"{op} {et}: {int((dist > limit).sum())} of {dist.size} elements over {limit} "
                           f"ulp; (inputs, hlolab, xla): "
