@@ -41,15 +41,14 @@ class InlineBindings:
             return
         if event.is_printable or self.inserts(event.key):
             return  # the widget's own handler (next in the MRO) inserts it
-        # the bindings the App would look up, from this widget up (priority ones ran already)
-        for node in self.ancestors_with_self:  # type: ignore[attr-defined]
-            for binding in node._bindings.key_to_bindings.get(event.key, ()):
-                if binding.priority:
-                    continue
-                if await self.app.run_action(binding.action, node):  # type: ignore[attr-defined]
-                    event.stop()
-                    event.prevent_default()  # no second run by the App, no base handler
-                    return
+        # the binding the App would run for this key (the screen's active bindings: this
+        # widget's, then its ancestors'); priority ones ran already, before the key came here
+        active = self.screen.active_bindings.get(event.key)  # type: ignore[attr-defined]
+        if active is None or active.binding.priority or not active.enabled:
+            return
+        if await self.app.run_action(active.binding.action, active.node):  # type: ignore[attr-defined]
+            event.stop()
+            event.prevent_default()  # no second run by the App, no base handler
 
 
 class Field(InlineBindings, Input):
