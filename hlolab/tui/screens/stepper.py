@@ -558,8 +558,7 @@ class StepperScreen(Screen):
         try:
             s = session if session is not None else Session(text, filename=self.filename)
             ops = [op for op in s.module.walk() if op.loc is not None and op.name not in RETURN_OPS]
-            source.set_op_lines({op.loc.line for op in ops},
-                                [(op.loc.line, op.end_line or op.loc.line) for op in ops])
+            source.set_op_spans([(op.loc.line, op.end_line or op.loc.line) for op in ops])
             self.session = s
             self._bind(self.seed, self.arg_texts, inputs)
         except HloLabError as e:

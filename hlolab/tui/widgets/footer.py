@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from textual.widget import Widget
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
 
 PALETTE = "-command-palette"
 
 
-def key_width(key: FooterKey) -> int:
+def key_width(key: Widget) -> int:
     """Columns a key takes in the row (its text with padding, and its margin)."""
     return key.render().cell_len + key.styles.margin.width
 
@@ -36,7 +36,7 @@ class FittingFooter(Footer):
 
     def fit(self) -> None:
         """Show the keys that fit in the footer's width, in order, help always."""
-        keys = list(self.query(FooterKey))
+        keys = list(self.query("FooterKey"))  # by type name: Textual does not export the class
         if not keys or self.size.width <= 0:
             return
         palette = [k for k in keys if k.has_class(PALETTE)]
@@ -53,8 +53,3 @@ class FittingFooter(Footer):
             k.display = not full
             if not full:
                 used += w
-
-    @property
-    def shown(self) -> list[str]:
-        """Descriptions of the keys on screen (for tests)."""
-        return [k.description for k in self.query(FooterKey) if k.display]

@@ -42,7 +42,6 @@ from hlolab.tui.widgets.fields import Field
 from hlolab.types import TensorType
 
 FILLS = ("iota", "random", "custom")
-CUSTOM_HINT = LITERAL_HINT
 
 
 # --- custom input values -------------------------------------------------------------------
@@ -218,7 +217,7 @@ class ParamPanel(VerticalScroll, can_focus=False):
             yield Select([(f"%{n}", n) for n in names], allow_blank=True,  # an op may take none
                          id="custom-operand", compact=True, tooltip="the operand the values below are for",
                          **first)
-            yield Field("", placeholder=CUSTOM_HINT, id="custom-values", compact=True,
+            yield Field("", placeholder=LITERAL_HINT, id="custom-values", compact=True,
                         tooltip=self._custom_tip(names[0] if names else None))
         yield Label("seed")
         yield Field(str(self._seed), id="seed", compact=True, validators=[SeedValidator()],
@@ -238,7 +237,7 @@ class ParamPanel(VerticalScroll, can_focus=False):
 
     def _custom_tip(self, name: str | None) -> str:
         t = dict(self.operands).get(name) if name else None
-        return (f"values of %{name} : {t}: a dense literal body like {CUSTOM_HINT.split(' · ')[0]}, "
+        return (f"values of %{name} : {t}: a dense literal body like {LITERAL_HINT.split(' · ')[0]}, "
                 "dense<…>, or one number for every element; Enter applies" if t is not None else
                 "the op's operands appear once its parameters build")
 

@@ -189,14 +189,13 @@ class SourceView(ScrollView, can_focus=True):
         self.trace_lines = frozenset(lines)
         self.refresh()
 
-    def set_op_lines(self, lines: set[int] | frozenset[int],
-                     spans: list[tuple[int, int]] | None = None) -> None:
-        """Lines where an op starts (others are dimmed in the gutter's number), and the
-        (first, last) lines of every op's text: a line inside an op's text (the closing
+    def set_op_spans(self, spans: list[tuple[int, int]]) -> None:
+        """The (first, last) source lines of every op's text. An op starts on its first line
+        (others are dimmed in the gutter's number); a line inside an op's text (the closing
         ``}) : (...) -> ...`` of a multi-line op) belongs to the innermost op holding it."""
-        self.op_lines = frozenset(lines)
+        self.op_lines = frozenset(first for first, _ in spans)
         owner: dict[int, int] = {}
-        for first, last in sorted(spans or [], key=lambda s: s[0] - s[1]):  # widest first, inner last
+        for first, last in sorted(spans, key=lambda s: s[0] - s[1]):  # widest first, inner last
             owner.update(dict.fromkeys(range(first, last + 1), first))
         owner.update({n: n for n in self.op_lines})
         self.op_owner = owner
