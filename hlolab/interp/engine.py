@@ -27,6 +27,8 @@ from hlolab.ops.verify import verify_module
 from hlolab.types import TensorType, TokenType, TupleType, Type
 
 RETURN_OPS = frozenset({"func.return", "return", "stablehlo.return"})
+# calls that may run inside a per-element region: their callee runs batched too
+BATCHABLE_CALLS = frozenset({"func.call", "call", "stablehlo.composite"})
 
 
 # for a stepper (Session): executed ops without a yielded event after which a pending
@@ -199,6 +201,10 @@ class InterpCall(OpCall):
         return out
 
     def call_function(self, name: str, args: list[Any]) -> Generator[OpRun, None, list[Any]]:
+        if self.batch_shape:
+            # inside a per-element region (a reduce body that calls a function): the
+            # callee runs batched like the region itself, quietly, and must be element-wise
+            return self.interp._call_batched(name, args, self.op, self.frame, self.batch_shape)
         run = RegionRun(-1, None, list(self.operand_defs), [])
         out = yield from self.interp._call(name, args, self.op, self.frame, run.arg_defs, run.return_defs)
         self.region_runs.append(run)
@@ -300,6 +306,22 @@ class Interpreter:
         check_args(f, args, at)
         return (yield from self._invoke(f, args, at, caller, arg_defs, returns))
 
+    def _call_batched(self, name: str, args: list[Any], at: Op, caller: Frame,
+                      batch: tuple[int, ...]) -> list[Any]:
+        """Run ``@name`` once on batched args (each with ``batch`` leading dims)."""
+        f = self.module.func(name)
+        if f is None or f.body is None:
+            raise ExecutionError(f"call to undefined function @{name}", at.loc)
+        check_args(f, args, at, batch)
+        if self._depth >= self.max_call_depth:
+            raise ExecutionError(f"call depth exceeds {self.max_call_depth} (recursive calls?)", at.loc)
+        self._depth += 1
+        try:
+            return drain(self._exec_region(f.body, args, {}, caller.call(f.name), quiet=True,
+                                           batch=batch))
+        finally:
+            self._depth -= 1
+
     def _invoke(self, f: Func, args: list[Any], at: Op | None, caller: Frame | None = None,
                 arg_defs: list[Def | None] | None = None,
                 returns: list[Def | None] | None = None) -> Generator[OpRun, None, list[Any]]:
@@ -369,7 +391,7 @@ class Interpreter:
         opdef = lookup(op.name)
         if opdef is None:
             raise NotImplementedOpError(op.name, op.loc)
-        if batch and not opdef.elementwise:
+        if batch and not (opdef.elementwise or op.name in BATCHABLE_CALLS):
             raise UnsupportedError(f"{op.name} inside a per-element region (reduce body, comparator, "
                                    "scatter update) is not supported yet: only element-wise ops are",
                                    op.loc)
@@ -494,12 +516,12 @@ def check_outputs(op: Op, outputs: list[Any], batch: tuple[int, ...] = ()) -> No
                                  f"{v.name} : {v.type}", op.loc)
 
 
-def check_args(f: Func, args: list[Any], at: Op | None = None) -> None:
+def check_args(f: Func, args: list[Any], at: Op | None = None, batch: tuple[int, ...] = ()) -> None:
     if len(args) != len(f.args):
         raise ExecutionError(f"@{f.name} takes {len(f.args)} arguments, got {len(args)}",
                              at.loc if at else f.loc)
     for i, (v, a) in enumerate(zip(f.args, args)):
-        if not type_matches(a, v.type):
+        if not type_matches(a, v.type, batch):
             hint = ""
             t = v.type
             if (isinstance(a, np.ndarray) and isinstance(t, TensorType) and t.is_static

@@ -162,6 +162,78 @@ def test_batched_region_broadcasts_constants_and_captured_values():
     assert r.tolist() == [2.5, 1.0, 0.0, 4.0, 5.0]  # by distance to 2.0; ties keep input order
 
 
+CALLING_BODIES = """
+func.func @main(%x: tensor<2x3xf32>, %t: tensor<f32>) -> (tensor<2xf32>, tensor<2x3xf32>, tensor<2x2xf32>) {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %r = stablehlo.reduce(%x init: %ninf) across dimensions = [1]
+      : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>
+   reducer(%a: tensor<f32>, %b: tensor<f32>) {
+    %m = func.call @bigger(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }
+  %s = "stablehlo.sort"(%x) <{dimension = 1 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = func.call @closer(%a, %b, %t) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %w = "stablehlo.reduce_window"(%x, %ninf) <{window_dimensions = array<i64: 1, 2>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = func.call @bigger(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x2xf32>
+  func.return %r, %s, %w : tensor<2xf32>, tensor<2x3xf32>, tensor<2x2xf32>
+}
+func.func private @bigger(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
+  %m = stablehlo.maximum %a, %b : tensor<f32>
+  return %m : tensor<f32>
+}
+func.func private @closer(%a: tensor<f32>, %b: tensor<f32>, %t: tensor<f32>) -> tensor<i1> {
+  %aa = func.call @distance(%a, %t) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %ab = func.call @distance(%b, %t) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %c = stablehlo.compare LT, %aa, %ab : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  return %c : tensor<i1>
+}
+func.func private @distance(%a: tensor<f32>, %t: tensor<f32>) -> tensor<f32> {
+  %d = stablehlo.subtract %a, %t : tensor<f32>
+  %e = stablehlo.abs %d : tensor<f32>
+  return %e : tensor<f32>
+}
+"""
+
+
+def test_per_element_regions_may_call_functions():
+    """A body that calls a function (jax prints this for a jitted reducer) runs batched;
+    the callee, its nested calls and captured arguments included."""
+    x = np.array([[0.0, 5.0, 2.5], [4.0, -1.0, 1.5]], np.float32)
+    r, s, w = Interpreter(parse_module(CALLING_BODIES)).run(None, [x, np.array(2.0, np.float32)])
+    assert r.tolist() == [5.0, 4.0]
+    assert s.tolist() == [[2.5, 0.0, 5.0], [1.5, 4.0, -1.0]]
+    assert w.tolist() == [[5.0, 5.0], [4.0, 1.5]]
+
+
+def test_a_called_function_in_a_per_element_region_must_be_element_wise():
+    text = CALLING_BODIES.replace(
+        "%m = stablehlo.maximum %a, %b : tensor<f32>\n  return %m",
+        "%m = stablehlo.maximum %a, %b : tensor<f32>\n"
+        "  %n = stablehlo.reshape %m : (tensor<f32>) -> tensor<1xf32>\n"
+        "  %o = stablehlo.reshape %n : (tensor<1xf32>) -> tensor<f32>\n  return %o")
+    assert text != CALLING_BODIES
+    from hlolab.errors import UnsupportedError
+
+    with pytest.raises(UnsupportedError, match="stablehlo.reshape inside a per-element region") as e:
+        Interpreter(parse_module(text)).run(None, [np.zeros((2, 3), np.float32), np.array(0, np.float32)])
+    assert e.value.loc is not None and e.value.loc.source_line.strip().startswith("%n = stablehlo.reshape")
+
+
+def test_a_recursive_call_in_a_per_element_region_stops_at_the_depth_limit():
+    text = CALLING_BODIES.replace("%m = stablehlo.maximum %a, %b : tensor<f32>\n  return %m",
+                                  "%m = func.call @bigger(%a, %b)"
+                                  " : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
+                                  "  return %m")
+    with pytest.raises(ExecutionError, match="call depth exceeds"):
+        Interpreter(parse_module(text)).run(None, [np.zeros((2, 3), np.float32), np.array(0, np.float32)])
+
+
 def test_token_ops_have_one_token_result():
     # found by fuzzing: an after_all declared with four results crashed with a TypeError
     text = """
