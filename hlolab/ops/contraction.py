@@ -1138,7 +1138,10 @@ def _conv_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> FanI
         pos = tuple(fi)
         out = [Fan(0, "window", tuple(li), valid=cw.inside, position=pos),
                Fan(None, "pad_value", pos, valid=~cw.inside, frame=frame_t, position=pos),
-               Fan(1, "kernel", tuple(ki))]
+               # a kernel weight that meets padding or a hole multiplies a constant zero:
+               # no value of it changes this element, so it is not a source (explain still
+               # lists the product as meeting padding)
+               Fan(1, "kernel", tuple(ki), valid=cw.inside)]
         if dynamic:  # the padding operand decides where every window lies
             rows, cols = np.indices(inputs[2].shape, dtype=np.int64)
             n0 = ridx[0].ndim
@@ -1246,14 +1249,21 @@ def _conv_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: in
                                       lhs_dilation=list(p.lhs_dilation), shape=g.padded_input)))
     prov = _conv_provenance(ctx, inputs, outputs)
     views = prov.window(0, idx)
-    win, kern = views[0], views[2]
+    win = views[0]
     dt = np.dtype(np.int64) if le.is_bool else compute_dtype(le, oe)
     W = win.valid.shape  # (input features of the group, kernel spatial...)
     total = int(win.valid.size)
     li = win.index.reshape(-1, lhs.ndim)
     ok = win.valid.reshape(-1)
     fpos = win.position.reshape(-1, lhs.ndim) if win.position is not None else li
-    ki = kern.index.reshape(-1, rhs.ndim)
+    # every kernel weight of the window, those meeting padding included (the kernel fan
+    # leaves those out: they are not sources)
+    kparts: list[Any] = [None] * rhs.ndim
+    kparts[d.kernel_input_feature_dimension] = cw.kernel_in
+    kparts[d.kernel_output_feature_dimension] = cw.out_feature
+    for j, x in enumerate(d.kernel_spatial_dimensions):
+        kparts[x] = cw.kernel_pos[j]
+    ki = np.stack([np.broadcast_to(a, W).reshape(-1) for a in kparts], axis=-1)
     # a position off an lhs element is padding when outside the dilated lhs in some dim, else a hole
     at = position_kind(g.frame.classify(tuple(fpos[:, x] for x in d.input_spatial_dimensions))[1])
     on_padding = ~ok & (at == AT_PADDING)

@@ -103,6 +103,65 @@ def recognize_binary(region: Region) -> str | None:
     return names[0]
 
 
+def region_reads(region: Region) -> np.ndarray:
+    """Which block arguments each returned value is computed from: bool
+    ``(returns, arguments)``, by dataflow through the body (an op's results read all of
+    its operands; an op with regions also reads every value those regions use). A body
+    that returns its update argument unchanged (``x.at[i].set(u)``) does not read the
+    current value: scatter's provenance uses this to leave overwritten elements out."""
+    block = region.entry
+    index = {a: i for i, a in enumerate(block.args)}
+    reads: dict[Value, np.ndarray] = {}
+    none = np.zeros(len(block.args), dtype=bool)
+
+    def of(v: Value) -> np.ndarray:
+        if v in index:
+            m = none.copy()
+            m[index[v]] = True
+            return m
+        return reads.get(v, none)  # a constant or a value captured from outside
+
+    for o in block.ops:
+        used = list(o.operands)
+        for inner in o.walk():
+            if inner is not o:
+                used += inner.operands
+        m = none.copy()
+        for v in used:
+            m |= of(v)
+        if o.name in _RETURNS:
+            rows = [of(v) for v in o.operands]
+            return np.stack(rows) if rows else np.zeros((0, len(block.args)), dtype=bool)
+        for r in o.results:
+            reads[r] = m
+    return np.zeros((0, len(block.args)), dtype=bool)
+
+
+def bool_powers(m: np.ndarray, exponents: np.ndarray) -> np.ndarray:
+    """``m ** e`` in boolean matrix algebra for every e of ``exponents``: shape
+    ``exponents.shape + m.shape``. Powers of a boolean matrix repeat with some period, so
+    only the powers up to the first repeat are computed, however large ``e`` is."""
+    n = m.shape[0]
+    powers = [np.eye(n, dtype=bool)]
+    seen = {powers[0].tobytes(): 0}
+    top = int(exponents.max()) if exponents.size else 0
+    start = period = None
+    while len(powers) <= top:
+        nxt = (powers[-1].astype(np.int64) @ m.astype(np.int64)) > 0
+        key = nxt.tobytes()
+        if key in seen:
+            start = seen[key]
+            period = len(powers) - start
+            break
+        seen[key] = len(powers)
+        powers.append(nxt)
+    table = np.stack(powers)
+    e = np.asarray(exponents, dtype=np.int64)
+    if start is not None and period is not None:
+        e = np.where(e >= start, start + (e - start) % period, e)
+    return table[e]
+
+
 def check_inputs_and_inits(ctx: OpCall, count: str, shape: str,
                            element: str) -> tuple[list[TensorType], list[TensorType]]:
     """The operands ``inputs..., init_values...`` of reduce and reduce_window with their

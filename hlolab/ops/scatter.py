@@ -42,7 +42,14 @@ from hlolab.messages import Msg
 from hlolab.ops import index_map
 from hlolab.ops.common import check_value, dims_fit, is_promotable, per_tensor_type, reject_quantized
 from hlolab.ops.record import Attrs, InferError, Partial, attr, boolean, member, record
-from hlolab.ops.regions import can_combine_at, check_combiner_types, combine_at, recognize_binary_each
+from hlolab.ops.regions import (
+    bool_powers,
+    can_combine_at,
+    check_combiner_types,
+    combine_at,
+    recognize_binary_each,
+    region_reads,
+)
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element
 from hlolab.trace.explain import DimRole, Explanation, Step, format_value
@@ -429,37 +436,52 @@ def _apply_in_waves(ctx: OpCall, flats: list[np.ndarray], t: np.ndarray, vals: l
 # --- provenance ------------------------------------------------------------------------
 
 class ScatterProvenance(Provenance):
-    """Per result element: the input element at the same index (``init``), then, in
-    application order, each update element combined into it (``update``) and the
+    """Per result element: the input elements its value is computed from (``init``), then,
+    in application order, each update element combined into it (``update``) and the
     scatter_indices elements read to place it (``index_read``).
 
     Operands are numbered as the op's: inputs 0..N-1, scatter_indices N,
-    updates[i] N+1+i. With a recognized body result i depends on inputs[i] and
-    updates[i] only; with any other body an updated element depends on every
-    input and update at that place (the body may mix them).
-    Stored vectorized: ``target`` holds the flat result index of every update
-    element (-1: dropped as out of bounds).
+    updates[i] N+1+i. What an element depends on follows the body's dataflow
+    (``regions.region_reads``): ``reads[r, j]`` says the body's result r is computed
+    from its argument j (current values 0..N-1, updates N..2N-1). After k updates landed on
+    an element, result r depends on input j when ``(C ** k)[r, j]`` (C: current -> result)
+    and on the t-th of them (1-based) when ``(C ** (k - t) @ U)[r, j]``; so ``add`` keeps
+    everything, while ``set`` (the body returns the update) leaves out the input and every
+    overwritten update: they cannot change the result. Only updates that the element
+    depends on have their index vectors listed. Stored vectorized: ``target`` holds the
+    flat result index of every update element (-1: dropped as out of bounds).
     """
 
     def __init__(self, result_shapes: Sequence[tuple[int, ...]], operand_shapes: Sequence[Any],
                  target: np.ndarray, batch_shape: tuple[int, ...], batch_flat: np.ndarray,
-                 index_vector_dim: int, per_output: bool):
+                 index_vector_dim: int, reads: np.ndarray):
         super().__init__(result_shapes, operand_shapes)
-        self.n = len(result_shapes)
+        n = self.n = len(result_shapes)
         self.target = target.reshape(-1)
         self.updates_shape = tuple(target.shape)
         self.batch_shape = batch_shape
         self.batch_flat = batch_flat.reshape(-1)
         self.ivd = index_vector_dim
-        self.per_output = per_output
-        self.scatter_shape = self.operand_shapes[self.n]
+        self.scatter_shape = self.operand_shapes[n]
         size = int(np.prod(self.result_shapes[0], dtype=np.int64))
-        self.updated = np.zeros(size, dtype=bool)
-        self.updated[self.target[self.target >= 0]] = True
-
-    def _results_of(self, i: int) -> list[int]:
-        """The results that value number i (of inputs or updates) flows into."""
-        return [i] if self.per_output else list(range(self.n))
+        valid = self.target >= 0
+        landed = np.bincount(self.target[valid], minlength=size)  # updates per element
+        self.updated = landed > 0
+        current, update = reads[:, :n], reads[:, n:]
+        # init_dep[f, r, j]: result r at element f depends on inputs[j] there
+        self.init_dep = bool_powers(current, landed)
+        # the updates still to come after each one, at its element
+        order = np.flatnonzero(valid)
+        tgt = self.target[order]
+        srt = np.argsort(tgt, kind="stable")
+        first = np.searchsorted(tgt[srt], tgt[srt], side="left")
+        rank = np.empty(order.size, dtype=np.int64)
+        rank[srt] = np.arange(order.size) - first
+        later = np.zeros(self.target.size, dtype=np.int64)
+        later[order] = landed[tgt] - 1 - rank
+        after = bool_powers(current, later).astype(np.int64)
+        # upd_dep[p, r, j]: result r at target[p] depends on updates[j][p]
+        self.upd_dep = ((after @ update.astype(np.int64)) > 0) & valid[:, None, None]
 
     def _index_sources(self, b: int) -> list[tuple[int, ...]]:
         """The scatter_indices elements of index vector b (flat in the batch dims)."""
@@ -479,17 +501,20 @@ class ScatterProvenance(Provenance):
     def sources(self, result: int, index: tuple[int, ...]) -> list[Source]:
         ps = self.update_positions(result, index)
         idx = tuple(int(i) for i in index)
-        ins = [result] if self.per_output or ps.size == 0 else list(range(self.n))
-        out = [Source(i, idx, "init") for i in ins]
-        ups = [result] if self.per_output else list(range(self.n))
+        shape = self.result_shapes[result]
+        f = int(np.ravel_multi_index(idx, shape)) if shape else 0
+        out = [Source(int(j), idx, "init") for j in np.flatnonzero(self.init_dep[f, result])]
         seen: set[int] = set()
         for p in ps:
+            js = np.flatnonzero(self.upd_dep[p, result])
+            if not js.size:
+                continue  # overwritten later: it cannot change the element
             b = int(self.batch_flat[p])
             if b not in seen:
                 seen.add(b)
                 out += [Source(self.n, s, "index_read") for s in self._index_sources(b)]
             uidx = tuple(int(x) for x in np.unravel_index(int(p), self.updates_shape))
-            out += [Source(self.n + 1 + j, uidx, "update") for j in ups]
+            out += [Source(self.n + 1 + int(j), uidx, "update") for j in js]
         return out
 
     def _result_index(self, flat: int) -> tuple[int, ...]:
@@ -501,37 +526,36 @@ class ScatterProvenance(Provenance):
         n = self.n
         if operand < n:
             k = int(np.ravel_multi_index(idx, shape)) if shape else 0
-            rs = [operand] if self.per_output or not self.updated[k] else list(range(n))
-            return [Target(r, idx, "init") for r in rs]
+            return [Target(int(r), idx, "init") for r in np.flatnonzero(self.init_dep[k, :, operand])]
         if operand == n:
             b_idx = idx if self.ivd >= len(shape) else idx[:self.ivd] + idx[self.ivd + 1:]
             b = int(np.ravel_multi_index(b_idx, self.batch_shape)) if self.batch_shape else 0
-            ts = self.target[(self.batch_flat == b) & (self.target >= 0)]
-            _, first = np.unique(ts, return_index=True)
-            return [Target(r, self._result_index(int(f)), "index_read")
-                    for f in ts[np.sort(first)] for r in range(n)]
+            out = []
+            for r in range(n):
+                hit = (self.batch_flat == b) & self.upd_dep[:, r, :].any(axis=1)
+                ts = self.target[hit]
+                _, first = np.unique(ts, return_index=True)
+                out += [Target(r, self._result_index(int(f)), "index_read") for f in ts[np.sort(first)]]
+            return out
         j = operand - n - 1
         p = int(np.ravel_multi_index(idx, shape)) if shape else 0
         f = int(self.target[p])
-        if f < 0:
-            return []
-        return [Target(r, self._result_index(f), "update") for r in self._results_of(j)]
+        return [Target(int(r), self._result_index(f), "update")
+                for r in np.flatnonzero(self.upd_dep[p, :, j])]
 
     def back(self, result: int, mask: np.ndarray) -> dict[tuple[int | None, str], np.ndarray]:
         m = _mask(self._result_shape(result), mask, f"back(result #{result})").reshape(-1)
         n = self.n
         out: dict[tuple[int | None, str], np.ndarray] = {}
-        _put(out, (result, "init"), m.reshape(self.result_shapes[result]))
-        if not self.per_output:
-            for j in range(n):
-                if j != result:
-                    _put(out, (j, "init"), (m & self.updated).reshape(self.result_shapes[j]))
+        for j in range(n):
+            _put(out, (j, "init"), (m & self.init_dep[:, result, j]).reshape(self.result_shapes[j]))
         valid = self.target >= 0
         hit = np.zeros(self.target.shape, dtype=bool)
         hit[valid] = m[self.target[valid]]
-        for j in ([result] if self.per_output else range(n)):
-            _put(out, (n + 1 + j, "update"), hit.reshape(self.updates_shape))
-        _put(out, (n, "index_read"), self._batch_to_indices(self.batch_flat[hit]))
+        dep = self.upd_dep[:, result, :] & hit[:, None]
+        for j in range(n):
+            _put(out, (n + 1 + j, "update"), dep[:, j].reshape(self.updates_shape))
+        _put(out, (n, "index_read"), self._batch_to_indices(self.batch_flat[dep.any(axis=1)]))
         return out
 
     def _batch_to_indices(self, batches: np.ndarray) -> np.ndarray:
@@ -550,22 +574,19 @@ class ScatterProvenance(Provenance):
         out: dict[tuple[int, str], np.ndarray] = {}
         rshape = self.result_shapes[0]
         if operand < n:
-            _put(out, (operand, "init"), m)
-            if not self.per_output:
-                for r in range(n):
-                    if r != operand:
-                        _put(out, (r, "init"), m & self.updated.reshape(rshape))
+            for r in range(n):
+                _put(out, (r, "init"), (m.reshape(-1) & self.init_dep[:, r, operand]).reshape(rshape))
             return out
         if operand == n:
             bm = m if self.ivd >= m.ndim else m.any(axis=self.ivd)
             hit = bm.reshape(-1)[self.batch_flat] if bm.size else np.zeros(0, dtype=bool)
             hit = hit & (self.target >= 0)
             for r in range(n):
-                _put(out, (r, "index_read"), self._landing(hit))
+                _put(out, (r, "index_read"), self._landing(hit & self.upd_dep[:, r, :].any(axis=1)))
             return out
         hit = m.reshape(-1) & (self.target >= 0)
-        for r in self._results_of(operand - n - 1):
-            _put(out, (r, "update"), self._landing(hit))
+        for r in range(n):
+            _put(out, (r, "update"), self._landing(hit & self.upd_dep[:, r, operand - n - 1]))
         return out
 
     def _landing(self, hit: np.ndarray) -> np.ndarray:
@@ -637,7 +658,7 @@ def scatter_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Sc
     target = scatter_targets(scatter_indices, ins[0].shape, updates[0].shape, d)
     bshape, bflat = _batch_positions(scatter_indices.shape, updates[0].shape, d)
     return ScatterProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
-                             target, bshape, bflat, d.index_vector_dim, body_kinds(ctx) is not None)
+                             target, bshape, bflat, d.index_vector_dim, region_reads(ctx.op.regions[0]))
 
 
 # --- explain ---------------------------------------------------------------------------

@@ -785,10 +785,11 @@ def _recognized_select(region: Region) -> tuple[str, str | None] | None:
 
 
 def select_positions(ctx: OpCall, operand: np.ndarray, p: WindowParams,
-                     source_shape: tuple[int, ...]) -> np.ndarray:
+                     source_shape: tuple[int, ...], exclude: np.ndarray | None = None) -> np.ndarray:
     """selected_index(source_index) for every source element, as the flat (row-major)
     operand index, -1 when the window holds no operand element. One batched select per
-    window position (numpy for a lone compare)."""
+    window position (numpy for a lone compare). ``exclude`` (flat operand index per
+    source element) leaves one element out of each window: the runner-up."""
     if 0 in source_shape:
         return np.zeros(source_shape, dtype=np.int64)
     # the padded operand (select_and_scatter has no base dilation) and, in the same frame,
@@ -803,7 +804,7 @@ def select_positions(ctx: OpCall, operand: np.ndarray, p: WindowParams,
     for w in p.positions():
         sl = p.window_slices(w, source_shape)
         cand, cidx = values[sl], index[sl]
-        valid = cidx >= 0
+        valid = (cidx >= 0) if exclude is None else (cidx >= 0) & (cidx != exclude)
         if not valid.any():
             continue
         if recognized is not None:
@@ -881,17 +882,28 @@ def select_and_scatter(ctx: OpCall, *operands: np.ndarray) -> np.ndarray:
 # --- select_and_scatter: provenance ------------------------------------------------------
 
 class SelectAndScatterProvenance(Provenance):
-    """Result element i: ``init`` (init_value), then, when some window selected operand
-    element i, ``selected`` (operand[i]) and per such window in row-major source order
-    the source element (``update``) and the window's other real operand elements, read
-    to decide (``control``). Stored as ``selected``: per source element the flat operand
-    index it selected (-1: none); windows are recomputed from the geometry on demand."""
+    """Result element i: ``init`` (init_value); per window that selected operand element i,
+    in row-major source order, the source element (``update``); and the operand elements
+    whose value alone can change which windows select i (i itself as ``selected`` when
+    some window selected it, else ``control``; others ``control``). For a window w that
+    contains i, with winner sel(w) and runner-up run(w) (the winner without sel(w)):
+
+    * sel(w) = i and w has another real element: every real element of w (any of them
+      could take w from i, or i could lose it);
+    * sel(w) != i: i itself (i could win w) and, when run(w) = i, sel(w) (by losing, it
+      would hand w to i).
+
+    An element that cannot change the selection (a window's sole real element, a window's
+    winner when i is not its runner-up) is not a source. Stored as ``selected`` and
+    ``runner``: per source element the flat operand index of the winner and of the
+    runner-up (-1: none); windows are recomputed from the geometry on demand."""
 
     def __init__(self, result_shapes: Sequence[Any], operand_shapes: Sequence[Any],
-                 params: WindowParams, selected: np.ndarray):
+                 params: WindowParams, selected: np.ndarray, runner: np.ndarray):
         super().__init__(result_shapes, operand_shapes)
         self.params = params
         self.selected = selected.reshape(-1).astype(np.int64)
+        self.runner = runner.reshape(-1).astype(np.int64)
         self.source_shape = tuple(selected.shape)
         self.shape = tuple(params.input_shape)
         size = int(np.prod(self.shape, dtype=np.int64))
@@ -903,6 +915,9 @@ class SelectAndScatterProvenance(Provenance):
         f = int(np.ravel_multi_index(result_index, self.shape)) if self.shape else 0
         return np.flatnonzero(self.selected == f)
 
+    def _own_role(self, f: int) -> str:
+        return "selected" if self.any_selected[f] else "control"
+
     def window_elements(self, source_flat: int) -> list[tuple[int, ...]]:
         """The real operand elements of one window, row-major."""
         p = self.params
@@ -913,17 +928,25 @@ class SelectAndScatterProvenance(Provenance):
 
     def sources(self, result: int, index: tuple[int, ...]) -> list[Source]:
         idx = check_index(self._result_shape(result), index, f"result #{result} index")
+        f = int(np.ravel_multi_index(idx, self.shape)) if self.shape else 0
         out = [Source(2, (), "init")]
-        ps = self.windows_of(idx)
-        if ps.size:
-            out.append(Source(0, idx, "selected"))
+        ws = self._containing_windows(idx)
+        sel, run = self.selected[ws], self.runner[ws]
+        mine = sel == f
+        if ((mine & (run >= 0)) | ~mine).any():
+            out.append(Source(0, idx, self._own_role(f)))
+        out += [Source(1, _unravel(int(pf), self.source_shape), "update") for pf in ws[mine]]
         seen: set[tuple[int, ...]] = {idx}
-        for pf in ps:
-            out.append(Source(1, _unravel(int(pf), self.source_shape), "update"))
-            for q in self.window_elements(int(pf)):
-                if q not in seen:
-                    seen.add(q)
-                    out.append(Source(0, q, "control"))
+        controls: list[tuple[int, ...]] = []
+        for pf, s_, r in zip(ws, sel, run):
+            if s_ == f and r >= 0:
+                controls += self.window_elements(int(pf))
+            elif s_ != f and r == f:
+                controls.append(_unravel(int(s_), self.shape))
+        for q in controls:
+            if q not in seen:
+                seen.add(q)
+                out.append(Source(0, q, "control"))
         return out
 
     def _containing_windows(self, q: tuple[int, ...]) -> np.ndarray:
@@ -951,10 +974,14 @@ class SelectAndScatterProvenance(Provenance):
             pf = int(np.ravel_multi_index(idx, self.source_shape)) if self.source_shape else 0
             f = int(self.selected[pf])
             return [] if f < 0 else [Target(0, _unravel(f, self.shape), "update")]
-        f = int(np.ravel_multi_index(idx, self.shape)) if self.shape else 0
-        out = [Target(0, idx, "selected")] if self.any_selected[f] else []
-        sel = self.selected[self._containing_windows(idx)]
-        for g in np.unique(sel[(sel >= 0) & (sel != f)]):
+        j = int(np.ravel_multi_index(idx, self.shape)) if self.shape else 0
+        ws = self._containing_windows(idx)
+        sel, run = self.selected[ws], self.runner[ws]
+        out = []
+        if ((sel != j) | (run >= 0)).any():
+            out.append(Target(0, idx, self._own_role(j)))
+        others = np.concatenate([sel[(sel != j) & (sel >= 0)], run[(sel == j) & (run >= 0)]])
+        for g in np.unique(others):
             out.append(Target(0, _unravel(int(g), self.shape), "control"))
         return out
 
@@ -979,16 +1006,22 @@ class SelectAndScatterProvenance(Provenance):
         if not m.any():
             return out
         out[(2, "init")] = np.ones((), dtype=bool)
-        hit = np.zeros(self.selected.shape, dtype=bool)  # windows whose selection is in the mask
-        ok = self.selected >= 0
-        hit[ok] = m[self.selected[ok]]
+        sel, run = self.selected, self.runner
+        hit = np.zeros(sel.shape, dtype=bool)  # windows whose winner is in the mask
+        hit[sel >= 0] = m[sel[sel >= 0]]
         _merge(out, (1, "update"), hit.reshape(self.source_shape))
-        _merge(out, (0, "selected"), (m & self.any_selected).reshape(self.shape))
-        control = np.zeros(self.any_selected.size, dtype=bool)
+        own = np.zeros(m.size, dtype=bool)  # i can change out[i]
+        control = np.zeros(m.size, dtype=bool)
         for pos, flat in self._window_sweep():
-            use = hit[pos] & (flat != self.selected[pos])
-            control[flat[use]] = True
-        _merge(out, (0, "control"), control.reshape(self.shape))
+            s_, r = sel[pos], run[pos]
+            own[flat[(s_ != flat) | (r >= 0)]] = True
+            steal = s_ != flat  # another real element: it could take the window from the winner
+            control[flat[steal & m[s_]]] = True
+        hands = (run >= 0) & m[np.where(run >= 0, run, 0)]  # the winner could hand it to the runner-up
+        control[sel[hands]] = True
+        own &= m
+        _merge(out, (0, "selected"), (own & self.any_selected).reshape(self.shape))
+        _merge(out, (0, "control"), (control | (own & ~self.any_selected)).reshape(self.shape))
         return out
 
     def fwd(self, operand: int, mask: np.ndarray) -> dict[tuple[int, str], np.ndarray]:
@@ -1000,17 +1033,22 @@ class SelectAndScatterProvenance(Provenance):
         if operand == 2:
             _merge(out, (0, "init"), np.ones(self.shape, dtype=bool))
             return out
+        sel, run = self.selected, self.runner
         if operand == 1:
-            ok = m & (self.selected >= 0)
-            res[self.selected[ok]] = True
+            ok = m & (sel >= 0)
+            res[sel[ok]] = True
             _merge(out, (0, "update"), res.reshape(self.shape))
             return out
-        _merge(out, (0, "selected"), (m & self.any_selected).reshape(self.shape))
+        own = np.zeros(m.size, dtype=bool)
         for pos, flat in self._window_sweep():
-            sel = self.selected[pos]
-            use = m[flat] & (sel >= 0) & (flat != sel)
-            res[sel[use]] = True
-        _merge(out, (0, "control"), res.reshape(self.shape))
+            s_, r = sel[pos], run[pos]
+            mine = m[flat]
+            own[flat[mine & ((s_ != flat) | (r >= 0))]] = True
+            res[s_[mine & (s_ != flat)]] = True
+        hands = (run >= 0) & m[np.where(sel >= 0, sel, 0)] & (sel >= 0)
+        res[run[hands]] = True
+        _merge(out, (0, "selected"), (own & self.any_selected).reshape(self.shape))
+        _merge(out, (0, "control"), (res | (own & ~self.any_selected)).reshape(self.shape))
         return out
 
     def animation_steps(self, call: OpCall, inputs: list[Any], outputs: list[Any],
@@ -1066,8 +1104,9 @@ def select_and_scatter_provenance(ctx: OpCall, inputs: list[Any],
     p = window_params(ctx.attrs, operand.shape)
     # recomputed here: O(window positions x source elements), one batched select per position
     sel = select_positions(ctx, operand, p, tuple(source.shape))
+    runner = select_positions(ctx, operand, p, tuple(source.shape), exclude=sel)
     return SelectAndScatterProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
-                                      p, sel)
+                                      p, sel, runner)
 
 
 # --- select_and_scatter: explain ---------------------------------------------------------

@@ -456,10 +456,52 @@ def test_variadic_scatter_mixed_bodies_and_general_body():
     text = program((4,), ["f32", "i32"], (4, 1), "i32", (4,), ONE_D, ["affine", "add"])
     ev = run(text, [x0, x1, idx, u0, u1])
     assert ev.outputs[0].tolist() == [0, 13, 2, 10] and ev.outputs[1].tolist() == [0, 41, 2, 23]
-    prov = ev.provenance()  # general body: every value at the place may matter
+    prov = ev.provenance()  # general body: the body's dataflow decides; result 1 reads its pair
     assert {(s.operand, s.role) for s in prov.sources(1, (1,))} == {
-        (0, "init"), (1, "init"), (2, "index_read"), (3, "update"), (4, "update")}
+        (1, "init"), (2, "index_read"), (4, "update")}
+    assert {(s.operand, s.role) for s in prov.sources(0, (1,))} == {
+        (0, "init"), (2, "index_read"), (3, "update")}
     assert {(s.operand, s.role) for s in prov.sources(0, (0,))} == {(0, "init")}
+
+
+MIXING_SCATTER = """
+func.func @main(%x0: tensor<4xf32>, %x1: tensor<4xf32>, %i: tensor<3x1xi32>, %u0: tensor<3xf32>,
+                %u1: tensor<3xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r:2 = "stablehlo.scatter"(%x0, %x1, %i, %u0, %u1) <{scatter_dimension_numbers = #stablehlo.scatter<
+      inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a0: tensor<f32>, %a1: tensor<f32>, %b0: tensor<f32>, %b1: tensor<f32>):
+    %s = stablehlo.add %a1, %b0 : tensor<f32>
+    stablehlo.return %b0, %s : tensor<f32>, tensor<f32>
+  }) : (tensor<4xf32>, tensor<4xf32>, tensor<3x1xi32>, tensor<3xf32>, tensor<3xf32>)
+      -> (tensor<4xf32>, tensor<4xf32>)
+  func.return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}"""
+
+
+def test_scatter_provenance_follows_the_body_dataflow():
+    """Result 0 = the update (``set``): the input and every overwritten update drop out.
+    Result 1 = x1 + u0: it never reads x0 or u1, and every update lands in the sum."""
+    x0, x1 = np.arange(4, dtype=np.float32), np.arange(10, 14, dtype=np.float32)
+    idx = np.array([[2], [2], [0]], np.int32)
+    u0, u1 = np.array([5, 6, 7], np.float32), np.array([50, 60, 70], np.float32)
+    ev = run(MIXING_SCATTER, [x0, x1, idx, u0, u1])
+    assert ev.outputs[0].tolist() == [7, 1, 6, 3] and ev.outputs[1].tolist() == [17, 11, 23, 13]
+    prov = ev.provenance()
+    srcs = lambda r, i: {(s.operand, s.index, s.role) for s in prov.sources(r, (i,))}  # noqa: E731
+    assert srcs(0, 2) == {(2, (1, 0), "index_read"), (3, (1,), "update")}  # the second update wins
+    assert srcs(1, 2) == {(1, (2,), "init"), (2, (0, 0), "index_read"), (2, (1, 0), "index_read"),
+                          (3, (0,), "update"), (3, (1,), "update")}
+    assert srcs(0, 1) == {(0, (1,), "init")}  # no update lands: the input is kept
+    assert {(t.result, t.index, t.role) for t in prov.targets(3, (0,))} == {(1, (2,), "update")}
+    assert {(t.result, t.index, t.role) for t in prov.targets(1, (2,))} == {(1, (2,), "init")}
+    assert prov.targets(0, (2,)) == [] and prov.targets(4, (1,)) == []
+    back = prov.back(0, np.array([False, False, True, True]))
+    assert set(back) == {(0, "init"), (2, "index_read"), (3, "update")}
+    assert back[(0, "init")].tolist() == [False, False, False, True]
+    assert back[(3, "update")].tolist() == [False, True, False]
+    fwd = prov.fwd(3, np.ones(3, bool))
+    assert fwd[(0, "update")].tolist() == [True, False, True, False]
+    assert fwd[(1, "update")].tolist() == [True, False, True, False]
 
 
 def test_promotable_region_type_widens():
@@ -669,9 +711,12 @@ def check_provenance(ev, kind):
     n_upd = 0
     for idx in np.ndindex(*out.shape):
         src = prov.sources(0, idx)
-        assert src[0].operand == 0 and src[0].index == idx and src[0].role == "init"
         ups = [s.index for s in src if s.role == "update"]
         n_upd += len(ups)
+        if kind == "replace" and ups:  # the last update overwrites the input and earlier ones
+            assert len(ups) == 1 and all(s.role != "init" for s in src)
+        else:
+            assert src[0].operand == 0 and src[0].index == idx and src[0].role == "init"
         for s in src:
             if s.role == "update":
                 assert (0, idx, "update") in {(t.result, t.index, t.role) for t in prov.targets(2, s.index)}

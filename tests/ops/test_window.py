@@ -617,6 +617,37 @@ def test_sas_spec_example():
     assert ev.outputs[0].tolist() == [[0, 0], [0, 0], [5, 14], [7, 0]]
 
 
+def test_sas_provenance_is_what_can_change_the_element():
+    """Spec example: windows (rows 0-2 | 2-3 with padding) per column; GE selects.
+    out[2, 0] = 5: window (0, 0) chose it (rows 0-2 could take it away); window (1, 0)
+    chose row 3 but row 2 is its runner-up, so a smaller operand[3, 0] hands it over.
+    out[1, 1] = 0: no window chose it, but a larger operand[1, 1] would win window (0, 1).
+    out[3, 1] = 0: the runner-up of window (1, 1), whose winner operand[2, 1] could lose."""
+    x = np.array([[1, 5], [2, 5], [3, 6], [4, 4]], np.int64)
+    s = np.array([[5, 6], [7, 8]], np.int64)
+    prov = provenance(sas(x, s, 0, (3, 1), (2, 1), [(0, 1), (0, 0)]))
+    src = lambda i: {(q.operand, q.index, q.role) for q in prov.sources(0, i)}  # noqa: E731
+    assert src((2, 0)) == {(2, (), "init"), (0, (2, 0), "selected"), (1, (0, 0), "update"),
+                           (0, (0, 0), "control"), (0, (1, 0), "control"), (0, (3, 0), "control")}
+    assert src((1, 1)) == {(2, (), "init"), (0, (1, 1), "control")}
+    assert src((3, 1)) == {(2, (), "init"), (0, (3, 1), "control"), (0, (2, 1), "control")}
+    # targets, back and fwd say the same
+    for j in np.ndindex(*x.shape):
+        want = {(0, i, role) for i in np.ndindex(*x.shape) for (o, q, role) in src(i) if o == 0 and q == j}
+        assert {(t.result, t.index, t.role) for t in prov.targets(0, j)} == want
+        m = np.zeros(x.shape, bool)
+        m[j] = True
+        fwd = prov.fwd(0, m)
+        assert {(0, tuple(int(v) for v in i), role) for (_, role), mk in fwd.items()
+                for i in np.argwhere(mk)} == want
+    for i in np.ndindex(*x.shape):
+        m = np.zeros(x.shape, bool)
+        m[i] = True
+        back = prov.back(0, m)
+        got = {(o, tuple(int(v) for v in q), role) for (o, role), mk in back.items() for q in np.argwhere(mk)}
+        assert got == src(i)
+
+
 def test_sas_overlapping_windows_xla_doc_style():
     # the XLA doc's figure (2): the 9 is the max of two overlapping windows, 2 + 6 = 8
     x = np.array([[7, 2, 5, 3], [3, 9, 1, 1]], np.int32)
@@ -828,7 +859,8 @@ def test_rank0_reduce_window_and_sas():
     assert run(text, [x, np.array(2, np.int32)], "stablehlo.reduce_window").outputs[0].tolist() == 11
     ev = sas(x, np.array(4, np.int32), 1, ())
     assert ev.outputs[0].tolist() == 5
-    assert {s.role for s in provenance(ev).sources(0, ())} == {"init", "selected", "update"}
+    # the window's sole element is selected whatever its value: it is not a source
+    assert {s.role for s in provenance(ev).sources(0, ())} == {"init", "update"}
 
 
 # --- records and result-type inference ----------------------------------------------------
