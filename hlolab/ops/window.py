@@ -50,7 +50,7 @@ import numpy as np
 from hlolab.errors import ExecutionError
 from hlolab.ir.module import Region
 from hlolab.messages import Msg
-from hlolab.numerics import takes_first
+from hlolab.numerics import is_float_dtype, takes_first
 from hlolab.ops.common import (
     check_value,
     dims_fit,
@@ -758,6 +758,15 @@ def _verify_select_and_scatter(ctx: OpCall) -> None:
 
 # --- select_and_scatter: evaluation ------------------------------------------------------
 
+def _select_floor(region: Region, dtype: np.dtype) -> float | None:
+    """The value a recognized float select never prefers to a finite one: -inf for GE/GT
+    (max-like), +inf for LE/LT; None for other selects and types."""
+    rec = _recognized_select(region)
+    if rec is None or not is_float_dtype(dtype):
+        return None
+    return {"GE": -np.inf, "GT": -np.inf, "LE": np.inf, "LT": np.inf}.get(rec[0])
+
+
 def _recognized_select(region: Region) -> tuple[str, str | None] | None:
     """(direction, compare_type) when select is one compare of (arg0, arg1) (or of
     (arg1, arg0): the direction is mirrored), else None."""
@@ -1105,6 +1114,15 @@ def select_and_scatter_provenance(ctx: OpCall, inputs: list[Any],
     # recomputed here: O(window positions x source elements), one batched select per position
     sel = select_positions(ctx, operand, p, tuple(source.shape))
     runner = select_positions(ctx, operand, p, tuple(source.shape), exclude=sel)
+    # a max-like select (GE/GT) never hands a window to a -inf runner-up, whatever finite
+    # value the winner takes (min-like: +inf); JAX pads a SAME max pool's operand with -inf
+    floor = _select_floor(ctx.op.regions[0], operand.dtype)
+    if floor is not None:
+        flat = operand.reshape(-1)
+        has = runner >= 0
+        at_floor = np.zeros(runner.shape, dtype=bool)
+        at_floor[has] = flat[runner[has]] == floor
+        runner = np.where(at_floor, -1, runner)
     return SelectAndScatterProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
                                       p, sel, runner)
 
