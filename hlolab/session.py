@@ -499,9 +499,17 @@ class Session:
             inputs = [self._peek(od) if isinstance(x, Dropped) else x
                       for x, od in zip(ev.inputs, ev.operand_defs)]
             opdef = lookup(ev.op.name)
-            assert opdef is not None and not opdef.steps
+            assert opdef is not None
             with np.errstate(all="ignore"):
-                outs = normalize_outputs(opdef.evaluate(ev.call, *inputs), len(ev.op.results))
+                if opdef.steps:  # a stepped op with its own provenance (chlo.scan): re-run it
+                    from hlolab.interp.engine import drain
+
+                    runs = list(ev.call.region_runs)  # the recorded region runs stay as they were
+                    out = drain(opdef.evaluate(ev.call, *inputs))
+                    ev.call.region_runs[:] = runs
+                else:
+                    out = opdef.evaluate(ev.call, *inputs)
+                outs = normalize_outputs(out, len(ev.op.results))
             for k, x in enumerate(outs):
                 self._remember((ev.id, k), x)
             todo.pop()

@@ -415,7 +415,8 @@ class Interpreter:
             outputs = [_batched(x, v.type, batch) for x, v in zip(outputs, op.results)]
         check_outputs(op, outputs, batch)
         self._next_id += 1
-        if opdef.steps and call.result_defs is None and denv is not None:
+        # a stepped op answers through result_defs, or through its own provenance (chlo.scan)
+        if opdef.steps and call.result_defs is None and denv is not None and opdef.provenance is None:
             raise ExecutionError(f"internal error: {op.name} did not say where its results come from",
                                  op.loc)
         # the finished call keeps only what its regions read from outside (explain and

@@ -69,7 +69,7 @@ def test_family_words_filter_too():
             await pilot.press(*"contractions")
             assert set(home.shown_ops) == {"stablehlo.dot_general", "stablehlo.convolution", "stablehlo.dot",
                                            "stablehlo.dynamic_conv", "stablehlo.cholesky", "stablehlo.fft",
-                                           "stablehlo.triangular_solve"}
+                                           "stablehlo.triangular_solve", "chlo.ragged_dot"}
 
     run(body)
 

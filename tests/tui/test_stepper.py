@@ -8,8 +8,8 @@ same program, never from the screen itself.
 from __future__ import annotations
 
 import asyncio
-import io
 import functools
+import io
 from pathlib import Path
 
 import numpy as np
