@@ -274,7 +274,8 @@ def dot_terms(view: OpView, result: int, index: tuple[int, ...]) -> str | None:
     prov = view.prov
     if prov is None or not hasattr(prov, "window"):
         return None
-    fans = [f for f in prov.window(result, index)
+    views = prov.window(result, index)
+    fans = [f for f in views
             if f.operand is not None and f.role != "init" and value_shape(view.inputs[f.operand])]
     if len(fans) != 2 or fans[0].valid.shape != fans[1].valid.shape or fans[0].operand == fans[1].operand:
         return None
@@ -286,7 +287,9 @@ def dot_terms(view: OpView, result: int, index: tuple[int, ...]) -> str | None:
     terms = [f"{format_value(x)}·{format_value(y)}" for x, y in pairs]
     if len(va) > MAX_TERMS:
         terms.append(text(Msg("render.more_terms", count=len(va) - MAX_TERMS)))
-    skipped = int((a.valid ^ b.valid).sum())
+    # window positions on padding or holes (a convolution's pad_value fan): their kernel
+    # weights meet a constant zero, so neither side lists them as a source
+    skipped = sum(int(f.valid.sum()) for f in views if f.operand is None)
     out = " + ".join(terms) if terms else "0"
     if skipped:
         out += " " + text(Msg("render.skipped_terms", count=skipped))

@@ -128,7 +128,8 @@ def test_conv_diagram_paints_window_padding_and_kernel(tmp_path):
     assert rgb_at(png, board, "operand0", (0, 3, 3, 0)) == style.hex_to_rgb(style.CELL_FILL)
     assert rgb_at(png, board, "operand1", (2, 2, 0, 0)) == style.hex_to_rgb(style.ROLE_COLORS["kernel"])
     groups = {(g.key, g.role): len(g.indices) for g in r.groups[0]}
-    assert groups == {("operand0", "window"): 4, ("operand0", "pad_value"): 5, ("operand1", "kernel"): 9}
+    # the 5 kernel weights that meet padding are not sources: only 4 are painted
+    assert groups == {("operand0", "window"): 4, ("operand0", "pad_value"): 5, ("operand1", "kernel"): 4}
 
 
 def test_gather_diagram_paints_the_copied_row_and_the_index_read(tmp_path):
