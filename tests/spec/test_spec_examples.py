@@ -29,6 +29,19 @@ KNOWN_FAILURES: dict[str, str] = {
     "while#1": "spec typo: %init_i is 1, so the loop runs 9 times and %results1 is 9, not 10",
 }
 
+# label -> why: the spec says the values are implementation-defined, so only the
+# result's type and the range its listed values span are checked
+IMPLEMENTATION_DEFINED: dict[str, str] = {
+    "rng#1": "the spec: rng's values are implementation-defined (hlolab documents its seeded draws)",
+}
+
+
+def within_listed_range(got: np.ndarray, want: np.ndarray) -> bool:
+    """Same type and shape, and every value within [min, max] of the listed ones."""
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    return bool(np.all((got >= want.min()) & (got <= want.max())))
+
 
 def literal(value: str, type_text: str) -> np.ndarray:
     attr = parse_attribute(f"dense<{value}> : {type_text}")
@@ -67,8 +80,9 @@ def run_example(ex) -> tuple[str, str]:
         got = Interpreter(module).run(None, args)
     except HloLabError as e:
         return "fail", e.short()
+    same = within_listed_range if ex.label in IMPLEMENTATION_DEFINED else same_values
     for n, g, w in zip(out_names, got, want):
-        if not same_values(g, w):
+        if not same(g, w):
             return "fail", f"%{n}: expected {w.tolist()}, got {g.tolist()}"
     return "pass", ""
 
