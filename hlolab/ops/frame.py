@@ -39,6 +39,11 @@ AT_OPERAND, AT_PADDING, AT_HOLE = 0, 1, 2
 POSITION_KINDS = ("operand", "padding", "hole")
 _POSITION_OF_DIM = np.array([AT_OPERAND, AT_PADDING, AT_PADDING, AT_HOLE], dtype=np.int8)
 
+# what a drawn cell is (renderers and the TUI): an element, edge padding low / high, an
+# interior hole, or an operand element negative padding removed
+CELL_VALUE, CELL_PADDING, CELL_HOLE, CELL_PADDING_HIGH, CELL_CROPPED = 0, 1, 2, 3, 4
+CELL_KINDS = ("value", "padding_low", "hole", "padding_high", "cropped")
+
 Positions = Sequence[Any]  # per dim, an int array (or int) of frame positions; they broadcast
 
 
@@ -174,6 +179,28 @@ class PaddedFrame:
     def to_frame(self, index: Sequence[int]) -> tuple[int, ...]:
         """The frame position of operand element ``index``."""
         return frame_position(index, self.low, self.step)
+
+    def cell_kinds(self) -> np.ndarray:
+        """``CELL_KINDS`` code of every frame position: an operand element, low edge padding
+        (any dim before the operand), high edge padding, or an interior hole."""
+        grids = np.meshgrid(*[np.arange(n, dtype=np.int64) for n in self.shape], indexing="ij")
+        _, kinds = self.classify(grids) if self.rank else ((), ())
+        out = np.full(self.shape, CELL_VALUE, np.int8)
+        for code, dim_kind in ((CELL_HOLE, HOLE), (CELL_PADDING_HIGH, PADDING_HIGH),
+                               (CELL_PADDING, PADDING_LOW)):  # the edge padding wins over a hole
+            for k in kinds:
+                out[k == dim_kind] = code
+        return out
+
+    def cropped(self) -> np.ndarray:
+        """Which operand elements negative edge padding removes (no frame position)."""
+        mask = np.zeros(self.operand_shape, bool)
+        for d, (n, lo, st, extent) in enumerate(zip(self.operand_shape, self.low, self.step, self.shape,
+                                                    strict=True)):
+            pos = lo + np.arange(n, dtype=np.int64) * st
+            gone = (pos < 0) | (pos >= extent)
+            mask |= gone.reshape([-1 if a == d else 1 for a in range(len(self.operand_shape))])
+        return mask
 
     def materialize(self, x: np.ndarray, fill: Any, budget: int | None = ELEMENT_BUDGET) -> np.ndarray:
         """The padded array: ``x`` spread ``step`` apart from ``low`` on, ``fill`` elsewhere,

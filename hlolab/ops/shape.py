@@ -30,6 +30,8 @@ from hlolab.messages import Msg
 from hlolab.numerics import round_float64
 from hlolab.ops.common import dims_fit, same_element, shapes_compatible, tensor_type
 from hlolab.ops.frame import (
+    CELL_CROPPED,
+    CELL_VALUE,
     HOLE,
     OPERAND,
     PAD_KINDS,
@@ -950,7 +952,13 @@ def _prov_pad(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
     valid = np.broadcast_to(is_operand(kinds), shape)
     links = [index_link(0, "copy", inputs[0].shape, oi, valid=valid, result_shape=shape),
              index_link(1, "pad_value", (), (), valid=~valid, result_shape=shape)]
-    return _copy_map(inputs, outputs, links)
+    prov = _copy_map(inputs, outputs, links)
+    # for renderers: result cells by kind (low / high edge, interior, copied), cropped operand cells
+    frame = pad_frame(ctx.attrs, inputs[0].shape)
+    prov.cell_kinds = {"result0": frame.cell_kinds(),
+                       "operand0": np.where(frame.cropped(), CELL_CROPPED, CELL_VALUE).astype(np.int8)}
+    prov.frame_axes = {"result0": tuple(zip(frame.low, frame.step, inputs[0].shape, strict=True))}
+    return prov
 
 
 def _explain_pad(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,

@@ -549,11 +549,33 @@ def reduce_window_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any])
     prov = FanInProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs], fans,
                            schedule=SCHEDULE_REDUCE_WINDOW)
     prov.frames = {k: FrameMap.of(k, p.frame, (n + k,)) for k in range(n)}
+    if kinds is not None and kinds[0] in ("maximum", "minimum") and r:
+        prov.marks = _winner_marks(prov, inputs, outputs, n)
     windowed = [d for d in range(r) if p.window_dimensions[d] > 1 or p.padding[d] != (0, 0)]
     if r > 2 and len(windowed) == 2:  # e.g. NHWC pooling: draw the pooled dims as the grid
         prov.grid_axes = {f"{kind}{k}": (windowed[0], windowed[1])
                           for k in range(n) for kind in ("operand", "result")}
     return prov
+
+
+def _winner_marks(prov: FanInProvenance, inputs: list[Any], outputs: list[Any], n: int) -> Any:
+    """For renderers, a max / min pool's winner: the first real window element (row-major)
+    equal to the result (NaN: the first NaN); none when the init value won."""
+
+    def marks(result: int, index: tuple[int, ...]) -> list[tuple[int, tuple[int, ...], str]]:
+        want = np.asarray(outputs[result])[tuple(index)]
+        for fv in prov.window(result, tuple(index)):
+            if fv.operand != result or fv.role != "window":
+                continue
+            vals = np.asarray(inputs[result])[tuple(np.moveaxis(fv.index, -1, 0))]
+            hit = fv.valid & ((vals == want) | (np.isnan(vals) & np.isnan(want))
+                              if vals.dtype.kind in "fc" else fv.valid & (vals == want))
+            if hit.any():
+                first = np.argwhere(hit)[0]
+                return [(result, tuple(int(i) for i in fv.index[tuple(first)]), "winner")]
+        return []
+
+    return marks
 
 
 # --- reduce_window: explain --------------------------------------------------------------
@@ -919,6 +941,23 @@ class SelectAndScatterProvenance(Provenance):
         self.any_selected = np.zeros(size, dtype=bool)
         self.any_selected[self.selected[self.selected >= 0]] = True
 
+    def outlines(self, result: int, index: tuple[int, ...]
+                 ) -> list[tuple[int, str, tuple[int, ...], tuple[int, ...]]]:
+        """For renderers: (operand, "window", lo, hi) in the padded frame of every window that
+        selected result element ``index``, in source order."""
+        p = self.params
+        out = []
+        for pf in self.windows_of(tuple(index)):
+            s = _unravel(int(pf), self.source_shape)
+            lo = tuple(int(a * st) for a, st in zip(s, p.window_strides, strict=True))
+            out.append((0, "window", lo, tuple(a + w for a, w in zip(lo, p.window_dimensions, strict=True))))
+        return out
+
+    def marks(self, result: int, index: tuple[int, ...]) -> list[tuple[int, tuple[int, ...], str]]:
+        """For renderers: the operand element the windows selected (the winner), when some did."""
+        f = int(np.ravel_multi_index(index, self.shape)) if self.shape else 0
+        return [(0, tuple(int(i) for i in index), "winner")] if self.any_selected[f] else []
+
     def windows_of(self, result_index: tuple[int, ...]) -> np.ndarray:
         """The flat source positions whose window selected ``result_index``, in order."""
         f = int(np.ravel_multi_index(result_index, self.shape)) if self.shape else 0
@@ -1123,8 +1162,11 @@ def select_and_scatter_provenance(ctx: OpCall, inputs: list[Any],
         at_floor = np.zeros(runner.shape, dtype=bool)
         at_floor[has] = flat[runner[has]] == floor
         runner = np.where(at_floor, -1, runner)
-    return SelectAndScatterProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
+    prov = SelectAndScatterProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
                                       p, sel, runner)
+    # drawn in its padded frame: a window with padding covers cells the operand lacks
+    prov.frames = {0: FrameMap.of(0, p.frame)}
+    return prov
 
 
 # --- select_and_scatter: explain ---------------------------------------------------------

@@ -25,20 +25,22 @@ import numpy as np
 from hlolab.messages import Msg, text
 from hlolab.render import style
 from hlolab.render.layout import Board
+from hlolab.render.model import ElementModel, Outline, element_model, pairs_and_derivation
 from hlolab.render.opview import CellGroup, OpView
 from hlolab.trace.explain import DimRole, Explanation, Step, format_value, step_parts
 from hlolab.trace.provenance import value_shape
 from hlolab.trace.roles import DIM_GROUP_COLORS, dim_color
+from hlolab.trace.view import OpCells
 
 EXPLAIN_WIDTH = 64    # characters per explanation line
-EXPLAIN_LINES = 46    # lines of explanation before eliding
+EXPLAIN_LINES = 400   # lines of explanation before eliding (the figure grows to hold them)
+MAX_CHILDREN = 64     # sub-steps of one step written out (a 64-term sum); past it, how many more
 MONO = "DejaVu Sans Mono"
 CHAR_PX = 6           # advance of one monospace character at the style's 100 dpi
 # the size whose DejaVu Sans Mono advance (1233/2048 em) is exactly CHAR_PX: Agg rounds advances to
 # whole pixels, so any other size drifts and coloured segments of one line would gap or overlap
 FONT_SIZE = CHAR_PX * 72 / (100 * 1233 / 2048)
 LINE_SPACING = 1.4
-MAX_TERMS = 8         # products written out in a dot-product line
 MAX_ELEMENTS = len(style.ELEMENT_COLORS)
 INK = "#222222"
 
@@ -56,6 +58,7 @@ class Rendered:
     elements: list[tuple[int, tuple[int, ...]]]
     groups: list[list[CellGroup]] = field(default_factory=list)  # per element, the painted cells
     text: str = ""  # the derivation as drawn (plain text), for checks and the CLI
+    models: list[ElementModel] = field(default_factory=list)  # per element: outlines, pairs, sum
 
 
 # --- choosing and explaining ----------------------------------------------------------------
@@ -178,9 +181,9 @@ def _fit(line: Line, width: int) -> Line:
     return out
 
 
-def _wrapped(text: str, color: str, indent: int, width: int, max_lines: int = 3) -> list[Line]:
+def _wrapped(text: str, color: str, indent: int, width: int, max_lines: int | None = 3) -> list[Line]:
     lines = textwrap.wrap(text, width - indent, subsequent_indent="  ") or [""]
-    if len(lines) > max_lines:
+    if max_lines is not None and len(lines) > max_lines:
         lines = lines[:max_lines]
         lines[-1] = lines[-1][:width - indent - 1] + "…"
     return [[(" " * indent + s, color)] for s in lines]
@@ -229,74 +232,83 @@ def _roles_lines(roles: dict, lead: str, indent: int = 0, width: int = EXPLAIN_W
     return [_fit(ln, width) for ln in lines]
 
 
-def _step_lines(n: int, s: Step, width: int, max_children: int = 4) -> list[Line]:
-    """``n. name = value`` (index components coloured by their dims' roles), then the
-    formula and the formula with the numbers substituted, the dims' roles, a few children."""
-    head: Line = [(f"{n}. ", style.MUTED_TEXT), (text(s.name), style.ACCENT), (" = ", INK)]
+def _step_lines(n: int, s: Step, width: int, max_children: int = MAX_CHILDREN) -> list[Line]:
+    """``n. name``, then the formula, the formula with the numbers substituted and the value,
+    each on its own lines (index components coloured by their dims' roles), the dims' roles
+    and every child (past ``max_children``, how many more)."""
     comps = _components(s.value, s.dim_roles)
-    head += comps if comps is not None else [(format_value(s.value), INK)]
+    value: Line = comps if comps is not None else [(format_value(s.value), INK)]
     if s.before_clamp is not None:
-        head.append(("  " + text(Msg("render.clamped_from", value=s.before_clamp)), CLAMP))
-    lines = [_fit(head, width)]
+        value = value + [("  " + text(Msg("render.clamped_from", value=s.before_clamp)), CLAMP)]
+    head: Line = [(f"{n}. ", style.MUTED_TEXT), (text(s.name), style.ACCENT)]
     formula, substituted = text(s.formula), text(s.substituted)
+    if not formula and not substituted:
+        return _wrap_line(head + [(" = ", INK)] + value, width, 5)
+    lines = _wrap_line(head, width, 5)
     if formula:
-        lines += _wrapped(formula, style.MUTED_TEXT, 5, width, max_lines=2)
+        lines += _wrapped(formula, style.MUTED_TEXT, 5, width, max_lines=None)
     if substituted and substituted != formula:
-        lines += _wrapped("= " + substituted, INK, 5, width, max_lines=2)
+        lines += _wrapped("= " + substituted, INK, 5, width, max_lines=None)
+    lines += _wrap_line([("     = ", INK)] + value, width, 7)
     if s.dim_roles:
         lines += _roles_lines(s.dim_roles, text(Msg("explain.dims", roles="")), 5, width)
     for c in s.children[:max_children]:
-        # the value first: a long formula is what the width cuts, never the number
         parts = step_parts(c)
         line = f"{parts[0]} = {parts[-1]}" + (f"   ({parts[-2]})" if len(parts) > 2 else "")
         if c.before_clamp is not None:
             line += "  " + text(Msg("render.clamped_from", value=c.before_clamp))
-        lines.append(_fit([("     " + line, INK)], width))
+        lines += _wrapped(line, INK, 5, width, max_lines=None)
     if len(s.children) > max_children:
         lines.append([("     " + text(Msg("explain.more", count=len(s.children) - max_children)),
                        style.MUTED_TEXT)])
     return lines
 
 
-def single_text(e: Explanation, width: int = EXPLAIN_WIDTH) -> list[Line]:
-    """One element's explanation as a step table."""
+def _wrap_line(line: Line, width: int, indent: int) -> list[Line]:
+    """A segment line broken at segment boundaries (a segment longer than a line is split),
+    continuation lines indented by ``indent``: nothing is cut."""
+    out: list[Line] = [[]]
+    col = 0
+    for seg, color in line:
+        while seg:
+            room = width - col
+            if len(seg) <= room:
+                out[-1].append((seg, color))
+                col += len(seg)
+                break
+            if col > indent and len(seg) <= width - indent:
+                out.append([(" " * indent, INK)])
+                col = indent
+                continue
+            out[-1].append((seg[:room], color))
+            seg = seg[room:]
+            out.append([(" " * indent, INK)])
+            col = indent
+    return out
+
+
+def single_text(e: Explanation, width: int = EXPLAIN_WIDTH, model: ElementModel | None = None) -> list[Line]:
+    """One element's explanation as a step table; then, when two fans pair up, the sum over
+    the numbered pairs (the numbers drawn in the cells)."""
     lines = _header(e)
     for n, s in enumerate(e.steps, start=1):
         lines += _step_lines(n, s, width)
+    if model is not None and model.derivation is not None:
+        lines.append([(text(Msg("render.pairs_sum")), style.ACCENT)])
+        lines += _wrapped("= " + model.derivation.text(), INK, 3, width, max_lines=None)
     for note in e.notes:
-        lines += _wrapped(text(Msg("explain.note", note=note)), style.MUTED_TEXT, 0, width)
+        lines += _wrapped(text(Msg("explain.note", note=note)), style.MUTED_TEXT, 0, width, max_lines=None)
     return lines
 
 
-def dot_terms(view: OpView, result: int, index: tuple[int, ...]) -> str | None:
+def dot_terms(view: OpCells, result: int, index: tuple[int, ...]) -> str | None:
     """``a·b + c·d + … = v`` when exactly two operand fans of one window shape pair up
     position by position (a dot product's lhs and rhs, a convolution's window and kernel)."""
-    prov = view.prov
-    if prov is None or not hasattr(prov, "window"):
-        return None
-    views = prov.window(result, index)
-    fans = [f for f in views
-            if f.operand is not None and f.role != "init" and value_shape(view.inputs[f.operand])]
-    if len(fans) != 2 or fans[0].valid.shape != fans[1].valid.shape or fans[0].operand == fans[1].operand:
-        return None
-    a, b = fans
-    both = a.valid & b.valid
-    va = np.asarray(view.inputs[a.operand])[tuple(a.index[both].T)]
-    vb = np.asarray(view.inputs[b.operand])[tuple(b.index[both].T)]
-    pairs = zip(va[:MAX_TERMS], vb[:MAX_TERMS], strict=True)
-    terms = [f"{format_value(x)}·{format_value(y)}" for x, y in pairs]
-    if len(va) > MAX_TERMS:
-        terms.append(text(Msg("render.more_terms", count=len(va) - MAX_TERMS)))
-    # window positions on padding or holes (a convolution's pad_value fan): their kernel
-    # weights meet a constant zero, so neither side lists them as a source
-    skipped = sum(int(f.valid.sum()) for f in views if f.operand is None)
-    out = " + ".join(terms) if terms else "0"
-    if skipped:
-        out += " " + text(Msg("render.skipped_terms", count=skipped))
-    return f"{out} = {format_value(np.asarray(view.outputs[result])[index])}"
+    _, d = pairs_and_derivation(view, result, index)
+    return None if d is None else d.text()
 
 
-def _derivation(view: OpView, e: Explanation | None, result: int, index: tuple[int, ...]) -> str:
+def _derivation(view: OpCells, e: Explanation | None, result: int, index: tuple[int, ...]) -> str:
     """One line: the dot product from the fans, else the explanation's last formula."""
     dot = dot_terms(view, result, index)
     value = format_value(np.asarray(view.outputs[result])[index])
@@ -357,7 +369,7 @@ def multi_text(view: OpView, chosen: list[tuple[int, tuple[int, ...]]],
         lines.append([("", INK)])
     for k, ((r, idx), e) in enumerate(zip(chosen, explanations, strict=True)):
         line = f"({k + 1}) result{_where(idx)} = {_derivation(view, e, r, idx)}"
-        wrapped = _wrapped(line, _text_of(k), 0, width, max_lines=3)
+        wrapped = _wrapped(line, _text_of(k), 0, width, max_lines=None)
         lines += wrapped
     return lines
 
@@ -418,12 +430,15 @@ def draw_diagram(event: Any, elements: Sequence[tuple[int, tuple[int, ...]]] | N
         board.add_text(0.0, 0.1 + n * lh, line, fontsize=7.5, color=style.MUTED_TEXT,
                        width=len(line) * 0.16)
     single = len(chosen) == 1
-    explanations = [explanation_of(event, r, idx) if explain else None for r, idx in chosen]
+    found = [explanation_of(event, r, idx) for r, idx in chosen]
+    models = [element_model(view, e, r, idx, k)
+              for k, ((r, idx), e) in enumerate(zip(chosen, found, strict=True))]
+    explanations = found if explain else [None] * len(chosen)
     lines: list[Line] = []
     if explain:
         if single:
             e = explanations[0]
-            lines = single_text(e) if e is not None else []
+            lines = single_text(e, model=models[0]) if e is not None else []
         else:
             lines = multi_text(view, chosen, explanations)
     lines = _limit(lines)
@@ -435,8 +450,10 @@ def draw_diagram(event: Any, elements: Sequence[tuple[int, tuple[int, ...]]] | N
     present = visible_roles(view.element_cells(*chosen[0]))
     roles = ["result"] + [role for role in style.ROLE_ORDER if role in present and role != "result"]
     legend_y = max(b.y + b.layout.height for b in board.views.values()) + 1.2
+    cell_kinds = sorted({int(k) for b in board.views.values() if b.kinds is not None
+                         for k in np.unique(b.kinds)} - {0})
     if single:
-        board.height = max(board.height, legend_y + 0.9 * len(roles))
+        board.height = max(board.height, legend_y + 0.9 * (len(roles) + len(cell_kinds)))
         board.width = max(board.width, 1.0 + max(len(style.ROLE_LABELS.get(r, r)) for r in roles) * 0.2)
     board.draw()
     groups: list[list[CellGroup]] = []
@@ -445,15 +462,38 @@ def draw_diagram(event: Any, elements: Sequence[tuple[int, tuple[int, ...]]] | N
         painted = view.paint_element(r, idx, color)
         groups.append(painted)
         _arrows(board, f"result{r}", idx, painted, color)
+        _outlines(board, models[k].outlines, color)
         if not single:
-            _frames(board, painted, color or style.ACCENT)
+            if not models[k].outlines:
+                _frames(board, painted, color or style.ACCENT)
             board.outline(f"result{r}", idx, style.ACCENT, width=1.6)
     if single:
-        board.legend(roles, view.x, legend_y)
+        _pair_numbers(board, models[0])
+        board.legend(roles, view.x, legend_y, cell_kinds)
     if lines:
         _draw_lines(board, lines, right, text_y)
     plain = "\n".join(_plain(ln) for ln in lines)
-    return Rendered(board.fig, board, view, chosen, groups, plain)
+    return Rendered(board.fig, board, view, chosen, groups, plain, models)
+
+
+OUTLINE_WIDTH = {"window": 2.2, "slice": 2.2, "block": 1.8, "fan": 1.4, "unclamped": 1.6}
+
+
+def _outlines(board: Board, outlines: list[Outline], color: str | None) -> None:
+    """The model's boxes: windows and slices thick, fans thin, an unclamped ghost dashed in
+    the clamp colour."""
+    for o in outlines:
+        c = CLAMP if o.kind == "unclamped" else (color or style.ACCENT)
+        board.range_box(o.key, o.lo, o.hi, c, width=OUTLINE_WIDTH.get(o.kind, 1.6), dashed=o.dashed)
+
+
+def _pair_numbers(board: Board, model: ElementModel) -> None:
+    """Pair k's number in the upper-left corner of both its cells."""
+    for p in model.pairs:
+        for key, idx in ((p.a_key, p.a), (p.b_key, p.b)):
+            board.corner_mark(key, idx, str(p.number))
+    for key, idx, _ in model.marks:
+        board.corner_mark(key, idx, "★", color=style.ACCENT, size=8)
 
 
 def visible_roles(groups: list[CellGroup]) -> set[str]:
@@ -500,4 +540,6 @@ def _arrows(board: Board, result_key: str, index: tuple[int, ...], groups: list[
             continue
         pts = np.asarray(centers)
         near = pts[np.argmin(((pts - start) ** 2).sum(axis=1))]
-        board.arrow(start, (float(near[0]), float(near[1])), color or style.ACCENT, alpha=0.55)
+        end = (float(near[0]), float(near[1]))
+        boxes = ((start[0] - 0.5, start[1] - 0.5, 1.0, 1.0), (end[0] - 0.5, end[1] - 0.5, 1.0, 1.0))
+        board.arrow(start, end, color or style.ACCENT, alpha=0.55, boxes=boxes)

@@ -228,6 +228,9 @@ class TensorView:
     corners: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
     slot: dict[tuple[int, ...], int] = field(default_factory=dict)
     collection: Any = None
+    # per dim (low, step, operand size) when the tensor is drawn as a padded frame: the
+    # operand index of each frame position is labelled under / beside the grid
+    frame_axes: tuple[tuple[int, int, int], ...] | None = None
     texts: list[Any] = field(default_factory=list)
     base_faces: list[str] = field(default_factory=list)
 
@@ -348,15 +351,19 @@ class Board:
         view.slot = {tuple(int(i) for i in row): k for k, row in enumerate(idx)}
         kinds = (view.kinds[tuple(idx.T)] if view.kinds is not None and idx.shape[1]
                  else np.zeros(len(idx), np.int8))
-        faces = [style.CELL_FILL if k == 0 else style.PADDING_FILL if k == 1 else style.HOLE_FILL
-                 for k in kinds]
-        styles = ["solid" if k != 2 else (0, (2, 2)) for k in kinds]
+        faces = [style.CELL_KIND_FILLS[int(k)] for k in kinds]
         view.base_faces = faces
         rects = [Rectangle((float(x), float(y)), 1.0, 1.0) for x, y in view.corners]
         coll = PatchCollection(rects, facecolors=faces, edgecolors=style.CELL_EDGE,
-                               linewidths=0.6, linestyles=styles, zorder=2)
+                               linewidths=0.6, zorder=2)
         ax.add_collection(coll)
         view.collection = coll
+        # holes and cropped cells hatched above any fill, so a painted hole still reads as one
+        hatched = [r for r, k in zip(view.corners, kinds, strict=True) if style.CELL_KIND_HATCHED[int(k)]]
+        if hatched:
+            ax.add_collection(PatchCollection(
+                [Rectangle((float(x), float(y)), 1.0, 1.0) for x, y in hatched], facecolors="none",
+                edgecolors=style.HATCH_EDGE, linewidths=0.0, hatch="//", zorder=2.5))
         # label above the tensor
         ax.text(view.x, view.y - 0.45, view.label, fontsize=9, va="bottom", ha="left",
                 fontweight="bold")
@@ -400,6 +407,55 @@ class Board:
                 for i, s in row_ax.slot.items():
                     ax.text(view.x + px - 0.1, y0 + py + row_ax.offsets[s] + 0.5, str(i),
                             fontsize=size * 0.8, ha="right", va="center", color=style.MUTED_TEXT)
+        if view.frame_axes is not None:
+            self._draw_operand_indices(ax, view, size)
+
+    def _draw_operand_indices(self, ax: Any, view: TensorView, size: float) -> None:
+        """Under the last panel row and right of the last panel column: the operand index of
+        each frame column / row, (p - low) / step: "·" for a hole, -1 for edge padding, so
+        both the frame index and the original index can be read."""
+        lay = view.layout
+        color = style.ACCENT
+
+        def label(d: int, i: int) -> str:
+            low, step, n = view.frame_axes[d]
+            t = i - low
+            if t < 0 or t > (n - 1) * step:
+                return "-1"
+            return str(t // step) if t % step == 0 else "·"
+
+        panels = lay.panels() or [((), 0.0, 0.0)]
+        bottom = max(py for _, _, py in panels)
+        right = max(px for _, px, _ in panels)
+        col_dim = lay.perm[-1]
+        col_ax = lay.axes[-1]
+        y_under = view.y + lay.grid_offset_y + bottom + lay.axes[-2].offsets[-1] + 1.08 \
+            if len(lay.shape) >= 2 else view.y + lay.grid_offset_y + 1.08
+        for _, px, py in panels:
+            if py != bottom:
+                continue
+            for i, s in col_ax.slot.items():
+                ax.text(view.x + px + col_ax.offsets[s] + 0.5, y_under, label(col_dim, i),
+                        fontsize=size * 0.8, ha="center", va="top", color=color)
+        xs = [view.x + px + col_ax.offsets[s] for _, px, _ in panels for s in col_ax.slot.values()]
+        ax.text(max(xs) + 1.15, y_under, "← " + self._operand_index_word(), fontsize=size * 0.8,
+                ha="left", va="top", color=color)
+        if len(lay.shape) >= 2:
+            row_dim = lay.perm[-2]
+            row_ax = lay.axes[-2]
+            x_right = view.x + right + col_ax.offsets[-1] + 1.1
+            for _, px, py in panels:
+                if px != right:
+                    continue
+                for i, s in row_ax.slot.items():
+                    ax.text(x_right, view.y + lay.grid_offset_y + py + row_ax.offsets[s] + 0.5,
+                            label(row_dim, i), fontsize=size * 0.8, ha="left", va="center", color=color)
+
+    @staticmethod
+    def _operand_index_word() -> str:
+        from hlolab.messages import Msg, text
+
+        return text(Msg("render.operand_index"))
 
     # --- painting --------------------------------------------------------------------
     def reset(self) -> None:
@@ -479,33 +535,98 @@ class Board:
         self.ax.add_patch(r)
         return r
 
-    def arrow(self, start: tuple[float, float], end: tuple[float, float], color: str,
-              alpha: float = 0.8) -> Any:
-        from matplotlib.patches import FancyArrowPatch
+    def range_box(self, key: str, lo: Sequence[int], hi: Sequence[int], color: str,
+                  width: float = 2.0, dashed: bool = False) -> list[Any]:
+        """Frames around the cells ``lo <= index < hi`` of tensor ``key``: one per small
+        multiple they cover. A range reaching past the tensor along a grid axis (a ghost
+        slice at an unclamped start) extends past the drawn cells by as many cells."""
+        from matplotlib.patches import Rectangle
 
+        view = self.views[key]
+        lay = view.layout
+        shape = lay.full_shape
+        if len(shape) == 0 or view.index.shape[1] == 0:
+            return []
+        clo = [min(max(int(a), 0), d - 1) for a, d in zip(lo, shape, strict=True)]
+        chi = [max(min(int(b), d), c + 1) for b, d, c in zip(hi, shape, clo, strict=True)]
+        inside = np.all((view.index >= clo) & (view.index < chi), axis=1)
+        if not inside.any():
+            return []
+        grid = lay.perm[-2:] if len(shape) >= 2 else lay.perm[-1:]
+        if any((int(lo[a]) != clo[a] or int(hi[a]) != chi[a]) for a in lay.panel_axes):
+            return []  # past the tensor along a panel axis: there is no panel to draw it in
+        col = grid[-1]
+        row = grid[0] if len(grid) == 2 else None
+        # how far the range reaches past the tensor, in cells, along the grid axes
+        ext_x = (clo[col] - int(lo[col]), int(hi[col]) - chi[col])
+        ext_y = (clo[row] - int(lo[row]), int(hi[row]) - chi[row]) if row is not None else (0, 0)
+        panels = [a for a in lay.panel_axes]
+        keys = view.index[inside][:, panels] if panels else np.zeros((int(inside.sum()), 0), np.int64)
+        corners = view.corners[inside]
+        out = []
+        for p in sorted({tuple(k) for k in keys.tolist()}):
+            sel = (np.all(keys == np.asarray(p, dtype=np.int64), axis=1) if panels
+                   else np.ones(len(keys), bool))
+            c = corners[sel]
+            x0, y0 = c.min(axis=0) - [ext_x[0], ext_y[0]]
+            x1, y1 = c.max(axis=0) + 1 + [ext_x[1], ext_y[1]]
+            r = Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, edgecolor=color, linewidth=width,
+                          linestyle=(0, (4, 2)) if dashed else "solid", zorder=5)
+            self.ax.add_patch(r)
+            out.append(r)
+        return out
+
+    def corner_mark(self, key: str, index: Sequence[int], label: str, color: str = "#222222",
+                    size: float = 5.5) -> Any:
+        """A small label in the upper-left corner of a cell (a pair number, a winner's star)."""
+        box = self.views[key].cell_box(index)
+        if box is None:
+            return None
+        return self.ax.text(box[0] + 0.06, box[1] + 0.04, label, fontsize=size, ha="left", va="top",
+                            color=color, zorder=6, fontweight="bold")
+
+    def arrow(self, start: tuple[float, float], end: tuple[float, float], color: str,
+              alpha: float = 0.8, boxes: tuple[Any, Any] | None = None) -> Any:
+        """An arrow from ``start`` to ``end``; with ``boxes`` (two (x, y, w, h) cells) it is
+        clipped to their edges, so it never covers the two cells' values."""
+        from matplotlib.patches import FancyArrowPatch, Rectangle
+
+        clip: dict[str, Any] = {}
+        if boxes is not None:
+            clip = {k: Rectangle(b[:2], b[2], b[3], transform=self.ax.transData)
+                    for k, b in zip(("patchA", "patchB"), boxes, strict=True) if b is not None}
         a = FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=9, color=color,
                             linewidth=1.0, alpha=alpha, zorder=6, shrinkA=2, shrinkB=2,
-                            connectionstyle="arc3,rad=0.12")
+                            connectionstyle="arc3,rad=0.12", **clip)
         self.ax.add_patch(a)
         return a
 
-    def legend(self, roles: Iterable[str], x: float, y: float) -> None:
-        """Coloured squares with role names, one per line, at (x, y) on the board."""
+    def legend(self, roles: Iterable[str], x: float, y: float, cell_kinds: Iterable[int] = ()) -> None:
+        """Coloured squares with role names, then the cell kinds shown (padding, holes, cropped
+        cells), one per line, at (x, y) on the board."""
         from matplotlib.patches import Rectangle
 
-        for k, role in enumerate(roles):
-            fill = style.role_color(role)
-            self.ax.add_patch(Rectangle((x, y + k * 0.9), 0.7, 0.7, facecolor=fill,
-                                        edgecolor=style.CELL_EDGE, linewidth=0.6, zorder=2,
-                                        linestyle=(0, (2, 2)) if role == "dilation_hole" else "solid"))
-            self.ax.text(x + 1.0, y + k * 0.9 + 0.35, style.ROLE_LABELS.get(role, role),
-                         fontsize=8, va="center", ha="left")
+        from hlolab.messages import Msg, text
+        from hlolab.ops.frame import CELL_KINDS
 
-    def pixel(self, key: str, index: Sequence[int]) -> tuple[int, int] | None:
-        """(column, row) pixel of the cell centre in the saved PNG (origin top-left)."""
+        entries = [(style.role_color(r), False, style.ROLE_LABELS.get(r, r)) for r in roles]
+        entries += [(style.CELL_KIND_FILLS[k], style.CELL_KIND_HATCHED[k],
+                     text(Msg(f"render.cell_kind.{CELL_KINDS[k]}"))) for k in cell_kinds if k]
+        for k, (fill, hatched, label) in enumerate(entries):
+            self.ax.add_patch(Rectangle((x, y + k * 0.9), 0.7, 0.7, facecolor=fill,
+                                        edgecolor=style.CELL_EDGE, linewidth=0.6, zorder=2))
+            if hatched:
+                self.ax.add_patch(Rectangle((x, y + k * 0.9), 0.7, 0.7, facecolor="none", hatch="//",
+                                            edgecolor=style.HATCH_EDGE, linewidth=0.0, zorder=2.5))
+            self.ax.text(x + 1.0, y + k * 0.9 + 0.35, label, fontsize=8, va="center", ha="left")
+
+    def pixel(self, key: str, index: Sequence[int], dpi: float | None = None) -> tuple[int, int] | None:
+        """(column, row) pixel of the cell centre in an image written at ``dpi`` (origin
+        top-left): a saved PNG is ``style.EXPORT_DPI``; None is the figure's own dpi (GIF frames)."""
         c = self.views[key].cell_center(index)
         if c is None:
             return None
         px, py = self.ax.transData.transform(c)
+        scale = 1.0 if dpi is None else dpi / self.fig.dpi
         height = self.fig.get_size_inches()[1] * self.fig.dpi
-        return int(round(px)), int(round(height - py))
+        return int(round(px * scale)), int(round((height - py) * scale))

@@ -50,7 +50,7 @@ class OpView(OpCells):
             y = self.y
             for key in keys:
                 label, values, kinds = self.drawn(key)
-                b.add(key, label, layouts[key], column, y, values, kinds)
+                b.add(key, label, layouts[key], column, y, values, kinds).frame_axes = self.frame_axes(key)
                 y += layouts[key].height + ROW_GAP
         self.results_x = self.x + left_w + COLUMN_GAP
         if board is None:

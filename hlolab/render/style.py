@@ -28,7 +28,13 @@ STYLE_SHEET = Path(__file__).with_name("hlolab.mplstyle")
 CELL_FILL = "#FFFFFF"
 CELL_EDGE = "#9A9A9A"
 PADDING_FILL = "#F4F4F4"  # a padding cell of a padded frame that no chosen window reads
-HOLE_FILL = "#FBFBFB"
+PADDING_HIGH_FILL = "#E9EEF4"  # high edge padding: a cool grey, apart from the low edge
+HOLE_FILL = "#FBFBFB"     # an interior hole (hatched)
+CROPPED_FILL = "#D9D9D9"  # an operand element negative padding removes (hatched)
+HATCH_EDGE = "#C9C9C9"
+# fill and hatch of each hlolab.ops.frame.CELL_KINDS code
+CELL_KIND_FILLS = (CELL_FILL, PADDING_FILL, HOLE_FILL, PADDING_HIGH_FILL, CROPPED_FILL)
+CELL_KIND_HATCHED = (False, False, True, False, True)
 MUTED_TEXT = "#8A8A8A"
 ACCENT = "#332288"  # indigo: arrows, frame outlines
 PATH_FILL = "#E6E2F4"  # light tint of ACCENT: an op instance on a traced path (program view)
@@ -50,6 +56,9 @@ def styled() -> Iterator[None]:
 
 
 FORMATS = ("png", "svg", "pdf")
+# PNGs are written at twice the figures' 100 dpi, so the smallest text (7 pt index labels at
+# 100 dpi) has the pixels of 14 pt on a 96-dpi screen; animations stay at the figure's dpi
+EXPORT_DPI = 200
 
 # metadata a backend would otherwise fill with the date or version (byte-identical output)
 _METADATA: dict[str, dict[str, Any]] = {
@@ -68,6 +77,6 @@ def save_figure(fig: Any, path: str | Path, fmt: str | None = None) -> Path:
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.tmp")
     with styled():
-        fig.savefig(tmp, format=fmt, metadata=_METADATA[fmt])
+        fig.savefig(tmp, format=fmt, metadata=_METADATA[fmt], dpi=EXPORT_DPI)
     tmp.replace(p)
     return p

@@ -23,7 +23,7 @@ ROLE_COLORS: dict[str, str] = {
     "init": "#AA4499",        # purple
     "index_read": "#999933",  # olive
     "update": "#117733",      # green
-    "selected": "#882255",    # wine
+    "selected": "#EE7733",    # orange (Tol vibrant): apart from the rose result and purple init
     "control": "#BBBBBB",     # grey
 }
 

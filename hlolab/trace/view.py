@@ -86,15 +86,16 @@ class OpCells:
     def drawn(self, key: str) -> tuple[str, np.ndarray, np.ndarray | None]:
         """(label, values, frame kinds) of the drawn tensor ``key``."""
         kind, k = key.rstrip("0123456789"), int(key[len(key.rstrip("0123456789")):])
+        own = (getattr(self.prov, "cell_kinds", None) or {}).get(key) if self.prov is not None else None
         if kind == "result":
             x = np.asarray(self.outputs[k])
-            return f"{self.result_name(k)} : {self._type_text(x)}", x, None
+            return f"{self.result_name(k)} : {self._type_text(x)}", x, own
         x = np.asarray(self.inputs[k])
         label = f"{self.operand_name(k)} : {self._type_text(x)}"
         fm = self.frames.get(k)
         if fm is None:
-            return label, x, None
-        kinds = fm.kinds(x.shape)
+            return label, x, own
+        kinds = fm.padded_frame(x.shape).cell_kinds()  # hlolab.ops.frame.CELL_KINDS codes
         values = np.full(fm.shape, self._pad_value(fm, x), dtype=x.dtype)
         real = kinds == 0
         if real.any():
@@ -102,6 +103,22 @@ class OpCells:
             values[real] = x[tuple(o[real] for o in oi)]
         frame = "x".join(str(d) for d in fm.shape)
         return f"{label}, read in its padded frame {frame}", values, kinds
+
+    def frame_axes(self, key: str) -> tuple[tuple[int, int, int], ...] | None:
+        """Per dim (low, step, operand size) of a tensor drawn as a padded frame: frame position
+        p holds operand index (p - low) / step where that is a whole number in [0, size).
+        None: not a frame."""
+        if self.prov is None:
+            return None
+        own = (getattr(self.prov, "frame_axes", None) or {}).get(key)
+        if own is not None:
+            return tuple(own)
+        kind, k = key.rstrip("0123456789"), int(key[len(key.rstrip("0123456789")):] or 0)
+        fm = self.frames.get(k) if kind == "operand" else None
+        if fm is None:
+            return None
+        shape = value_shape(self.inputs[k]) or ()
+        return tuple((int(lo), int(st), int(n)) for lo, st, n in zip(fm.low, fm.stride, shape, strict=True))
 
     def grid_axes(self, key: str) -> tuple[int, int] | None:
         """The two axes of tensor ``key`` the op draws as rows and columns (a convolution's

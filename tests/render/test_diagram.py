@@ -168,11 +168,20 @@ def simple(name: str):
 
 # --- pixel helpers -------------------------------------------------------------------------------
 
+def patch_colour(png_rgb, x: int, y: int, r: int = 3) -> tuple[int, int, int]:
+    """The most common colour of the (2r+1)^2 pixels around (x, y): a cell's fill, not the
+    thin hatch line of a hole that may cross the point."""
+    from collections import Counter
+
+    return Counter(png_rgb.getpixel((x + i, y + j)) for i in range(-r, r + 1)
+                   for j in range(-r, r + 1)).most_common(1)[0][0]
+
+
 def samples(png_rgb, board, key, index) -> list[tuple[int, int, int]]:
     """Colours at four points around a cell's centre, away from its value text."""
-    px, py = board.pixel(key, index)
-    off = int(board.cell_inches * board.fig.dpi * 0.32)
-    return [png_rgb.getpixel((px + dx, py + dy)) for dx in (-off, off) for dy in (-off, off)]
+    px, py = board.pixel(key, index, style.EXPORT_DPI)
+    off = int(board.cell_inches * style.EXPORT_DPI * 0.32)
+    return [patch_colour(png_rgb, px + dx, py + dy) for dx in (-off, off) for dy in (-off, off)]
 
 
 def assert_color(png_rgb, board, key, index, color, what):
@@ -249,9 +258,17 @@ def test_gather_spec_example_sources_roles_and_clamped_start(tmp_path):
     r, _ = check_single(ev, (0, 1, 2, 0, 1), tmp_path)
     # start [0, 9] (start_index_map [2, 1]) clamps operand dim 1 to 3 - 1 = 2; the batching dim
     # takes start_indices dim 1 (= 1); offset (0, 1) lands in operand dims 2, 3
-    assert "full_start_index = (0, 2, 0, 0)  clamped from (0, 9, 0, 0)" in r.text
-    assert "operand_index = (1, 2, 0, 1)" in r.text
+    assert "full_start_index\n" in r.text and "= (0, 2, 0, 0)  clamped from (0, 9, 0, 0)" in r.text
+    assert "7. operand_index\n" in r.text and "= (1, 2, 0, 1)\n" in r.text
     assert "result[0, 1, 2, 0, 1] = 42" in r.text
+    # the layout model, by hand: the result block of batch (0, 1, 2) spans the offset dims 3, 4;
+    # it copies operand[1, 2, 0:2, 0:2] (slice_sizes [1, 1, 2, 2] at the clamped start); the
+    # unclamped start (0, 9, 0, 0) + batching (1, 0, 0, 0) would put it at operand[1, 9, 0:2, 0:2]
+    from hlolab.render.model import Outline
+    assert r.models[0].outlines == [
+        Outline("result0", "block", (0, 1, 2, 0, 0), (1, 2, 3, 2, 2)),
+        Outline("operand0", "slice", (1, 2, 0, 0), (2, 3, 2, 2)),
+        Outline("operand0", "unclamped", (1, 9, 0, 0), (2, 10, 2, 2))]
     assert ev.inputs[0][1, 2, 0, 1] == ev.outputs[0][0, 1, 2, 0, 1] == 42
     clamp_texts = [t for t in r.board.ax.texts if "clamped from" in t.get_text()]
     assert clamp_texts and clamp_texts[0].get_color() == diagram.CLAMP
@@ -272,6 +289,18 @@ def test_pad_interior_and_negative(tmp_path):
     assert roles == {"copy"}
     r2, _ = check_single(ev, (2, 2), tmp_path)  # an interior hole reads the padding value
     assert {(g.key, g.role) for g in r2.groups[0]} == {("operand1", "pad_value")}
+    # cell kinds by hand: low = [1, -1], high = [1, -1], interior = [0, 1] on a 5x4 operand.
+    # rows: 0 low edge, 1..5 the operand rows, 6 high edge; columns: the dilated row has 7
+    # positions (operand cols at 0, 2, 4, 6), cropped by one each side -> result cols 0..4 are
+    # positions 1..5: hole, col 1, hole, col 2, hole. Operand cols 0 and 3 are cropped away.
+    res = r2.board.views["result0"]
+    want = np.array([[1] * 5] + [[2, 0, 2, 0, 2]] * 5 + [[3] * 5], np.int8)
+    assert np.array_equal(res.kinds, want)
+    assert np.array_equal(r2.board.views["operand0"].kinds, np.array([[4, 0, 0, 4]] * 5, np.int8))
+    assert res.frame_axes == ((1, 1, 5), (-1, 2, 4))
+    labels = [t.get_text() for t in r2.board.ax.texts if t.get_color() == style.ACCENT
+              and t.get_text() in {"-1", "·", "0", "1", "2", "3", "4"}]
+    assert labels == ["·", "1", "·", "2", "·", "-1", "0", "1", "2", "3", "4", "-1"]
 
 
 @pytest.mark.parametrize("kind", ["padded", "lhs_dilated", "feature_groups"])
@@ -387,3 +416,100 @@ def test_several_gather_elements_table_keeps_whole_indices_and_colours_dims():
     assert batch != offset and {batch, offset} <= colours  # index components coloured by dim role
     full = next(ln for ln in lines if ln and ln[0][0].startswith("full_start_index"))
     assert "(0, 2, 0, 0)←(0, 9, 0, 0)" in "".join(t for t, _ in full)
+
+
+def test_padded_strided_convolution_model_pairs_window_and_kernel_by_hand():
+    """conv(): x = arange(16) 4x4, w = arange(9) 3x3, padding 1, stride 2. result[0, 0, 0, 0]'s
+    window is frame rows/cols 0..2; its real cells x[0:2, 0:2] = 0, 1, 4, 5 meet w[1:3, 1:3] =
+    4, 5, 7, 8 (0·4 + 1·5 + 4·7 + 5·8 = 73); the other 5 positions are padding."""
+    ev = conv()
+    r = draw_diagram(ev, [(0, (0, 0, 0, 0))])
+    m = r.models[0]
+    from hlolab.render.model import Outline
+    assert m.outlines == [Outline("operand0", "window", (0, 0, 0, 0), (1, 3, 3, 1)),
+                          Outline("operand1", "fan", (1, 1, 0, 0), (3, 3, 1, 1))]  # weights meeting x
+    assert [(p.number, p.a, p.b, float(p.a_value), float(p.b_value)) for p in m.pairs] == [
+        (1, (0, 1, 1, 0), (1, 1, 0, 0), 0.0, 4.0), (2, (0, 1, 2, 0), (1, 2, 0, 0), 1.0, 5.0),
+        (3, (0, 2, 1, 0), (2, 1, 0, 0), 4.0, 7.0), (4, (0, 2, 2, 0), (2, 2, 0, 0), 5.0, 8.0)]
+    assert m.derivation.terms == ["0.0·4.0", "1.0·5.0", "4.0·7.0", "5.0·8.0"]
+    assert (m.derivation.skipped, m.derivation.value) == (5, "73.0")
+    assert float(ev.outputs[0][0, 0, 0, 0]) == 73.0
+    # the whole derivation is drawn: every step, every product, the numbered sum
+    assert "= 0.0·4.0 + 1.0·5.0 + 4.0·7.0 + 5.0·8.0 (+ 5 on padding/holes) = 73.0" in " ".join(r.text.split())
+    marks = sorted(t.get_text() for t in r.board.ax.texts if t.get_text() in {"1", "2", "3", "4"}
+                   and t.get_fontsize() < 6 and t.get_fontweight() == "bold")
+    assert marks == ["1", "1", "2", "2", "3", "3", "4", "4"]
+
+
+def test_long_derivations_are_not_cut():
+    """A 5x5 kernel has 25 products: every one is written (the old panel stopped at 4)."""
+    ev = conv(pad="[[2, 2], [2, 2]]", stride="[1, 1]", w_shape=(5, 5, 1, 1), out_shape=(1, 4, 4, 1))
+    r = draw_diagram(ev, [(0, (0, 1, 1, 0))])
+    d = r.models[0].derivation
+    x, w = ev.inputs
+    window = np.pad(x[0, :, :, 0], 2)[1:6, 1:6]
+    assert len(d.terms) == int((np.pad(np.ones((4, 4)), 2)[1:6, 1:6] > 0).sum()) == 16
+    assert d.skipped == 9 and float(d.value) == float((window * w[:, :, 0, 0]).sum())
+    assert "… " not in r.text and r.text.count(" * rhs[") == 25
+
+
+def select_and_scatter_padded():
+    """3x3 windows, stride 2, padding 1 on the 4x4 operand of ``select_and_scatter``."""
+    ev = select_and_scatter()
+    src = """func.func @main(%x: tensor<4x4xf32>, %s: tensor<2x2xf32>) -> tensor<4x4xf32> {
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.select_and_scatter"(%x, %s, %init) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %c = stablehlo.compare GE, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+  }, {
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %t = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %t : tensor<f32>
+  }) {window_dimensions = array<i64: 3, 3>, window_strides = array<i64: 2, 2>,
+      padding = dense<1> : tensor<2x2xi64>}
+     : (tensor<4x4xf32>, tensor<2x2xf32>, tensor<f32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}"""
+    return event_of(src, list(ev.inputs[:2]), "stablehlo.select_and_scatter")
+
+
+def test_select_and_scatter_with_padding_is_drawn_in_its_padded_frame():
+    """By hand: the padded frame is 6x6 (operand at frame (1..4, 1..4)); the windows are frame
+    rows/cols {0..2, 2..4}. Windows (0, 1) (x[0:2, 1:4] = 5 2 0 / 4 9 1) and (1, 1)
+    (x[1:4, 1:4] = 4 9 1 / 0 1 2 / 1 3 8) both select x[1, 2] = 9, so result[1, 2] = 20 + 40."""
+    ev = select_and_scatter_padded()
+    assert float(ev.outputs[0][1, 2]) == 60.0
+    r = draw_diagram(ev, [(0, (1, 2))])
+    from hlolab.render.model import Outline
+    m = r.models[0]
+    assert m.outlines == [Outline("operand0", "window", (0, 2), (3, 5)),
+                          Outline("operand0", "window", (2, 2), (5, 5))]
+    assert m.marks == [("operand0", (2, 3), "winner")]
+    op = r.board.views["operand0"]
+    assert op.layout.full_shape == (6, 6) and "padded frame 6x6" in op.label
+    kinds = op.kinds
+    assert kinds[0].tolist() == [1] * 6 and kinds[1:5, 1:5].sum() == 0
+    assert any(t.get_text() == "★" for t in r.board.ax.texts)
+
+
+def test_max_pool_marks_its_winner_and_outlines_the_window():
+    text = """func.func @main(%x: tensor<4x4xf32>) -> tensor<2x2xf32> {
+  %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %init) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %m = stablehlo.maximum %a, %b : tensor<f32>
+      stablehlo.return %m : tensor<f32>
+  }) {window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 2, 2>}
+     : (tensor<4x4xf32>, tensor<f32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}"""
+    x = np.array([[1, 5, 2, 0], [3, 4, 9, 1], [0, 0, 1, 2], [7, 1, 3, 8]], np.float32)
+    ev = event_of(text, [x], "stablehlo.reduce_window")
+    from hlolab.render.model import Outline
+    for idx, winner, value in (((0, 1), (1, 2), 9.0), ((1, 0), (3, 0), 7.0)):
+        r = draw_diagram(ev, [(0, idx)])
+        lo = (2 * idx[0], 2 * idx[1])
+        assert r.models[0].outlines == [Outline("operand0", "window", lo, (lo[0] + 2, lo[1] + 2))]
+        assert r.models[0].marks == [("operand0", winner, "winner")]
+        assert float(ev.outputs[0][idx]) == float(x[winner]) == value

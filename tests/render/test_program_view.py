@@ -127,8 +127,9 @@ def test_trace_highlight_mlp():
 def pixel(fig, xy) -> tuple[int, int]:
     """PNG (column, row) of a layout point (inches, y down) through the axes transform."""
     px, py = fig.axes[0].transData.transform(xy)
+    scale = style.EXPORT_DPI / fig.dpi  # PNGs are written at EXPORT_DPI
     height = fig.get_size_inches()[1] * fig.dpi
-    return int(round(px)), int(round(height - py))
+    return int(round(px * scale)), int(round((height - py) * scale))
 
 
 def test_highlight_pixels(tmp_path):

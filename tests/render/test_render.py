@@ -68,9 +68,14 @@ def conv_event():
 
 def rgb_at(png, board, key, index):
     """The colour of a cell, sampled near its top-left corner (away from the value text)."""
-    px, py = board.pixel(key, index)
-    off = int(board.cell_inches * board.fig.dpi * 0.3)
-    return Image.open(png).convert("RGB").getpixel((px - off, py - off))
+    from collections import Counter
+
+    px, py = board.pixel(key, index, style.EXPORT_DPI)
+    off = int(board.cell_inches * style.EXPORT_DPI * 0.3)
+    img = Image.open(png).convert("RGB")
+    # the most common colour of a 7x7 patch: the fill, not a hole's thin hatch line
+    return Counter(img.getpixel((px - off + i, py - off + j)) for i in range(-3, 4)
+                   for j in range(-3, 4)).most_common(1)[0][0]
 
 
 # --- layout ---------------------------------------------------------------------------
