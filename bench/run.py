@@ -1,7 +1,7 @@
 """Benchmarks: hlolab ops against the direct numpy equivalent, measured in the same run.
 
     python -m bench.run [--filter NAME] [--repeat N]     (--filter trace: the program trace only;
-                                                         --filter render: the 60-frame GIF;
+                                                         --filter render: GIF export before/after;
                                                          --filter tui: cursor latency, first frame)
 
 Each case times one op evaluation through hlolab (verify + evaluate, no

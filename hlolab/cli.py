@@ -199,6 +199,14 @@ def cmd_explain(ns: argparse.Namespace) -> int:
     from hlolab.trace.explain import format_explanation
     from hlolab.trace.locate import parse_index
 
+    if not ns.example and ns.file and _is_op_name(ns.file):
+        return _explain_op(ns)
+    if ns.extra or ns.param or ns.preset:
+        given = ns.extra or ns.param or [f"--preset {ns.preset}"]
+        raise UsageError("--param/--preset build an op (hlolab explain OP --preset NAME --param K=V); "
+                         f"for a program they do not apply: {' '.join(given)}")
+    if ns.value is None:
+        raise UsageError("the following argument is required for a program: --value")
     session = _session(ns)
     _require_index(session, ns)
     e = explain_element(session, ns.value, parse_index(ns.index), ns.iteration)
@@ -217,6 +225,66 @@ def cmd_explain(ns: argparse.Namespace) -> int:
         for label, producer in dict.fromkeys((s.label, s.producer) for s in e.sources if s.label):
             print(f"  {label} = {producer}")
     return 0
+
+
+def _is_op_name(word: str) -> bool:
+    """An op with a parameter schema, not a file (``gather``, ``stablehlo.pad``)."""
+    from hlolab.ops.examples import schema_for
+
+    return not word.endswith(".mlir") and not Path(word).exists() and schema_for(word) is not None
+
+
+def _explain_op(ns: argparse.Namespace) -> int:
+    """``hlolab explain OP [--preset P] [--param K=V] [--index i,j]``: the op built from its
+    parameters, run on iota (or random) inputs, and one result element explained in full."""
+    from hlolab.ops.registry import lookup
+    from hlolab.render import export
+    from hlolab.trace.explain import format_explanation
+    from hlolab.trace.locate import parse_index
+
+    if ns.value is not None:
+        raise UsageError(f"--value names a value of a program; {ns.file} is an op: choose its element "
+                         "with --index")
+    _reject_program_options(ns, ns.file)
+    params = _op_params(ns.file, ns.param or [], ns.extra or [])
+    indices = [parse_index(ns.index)] if ns.index.strip() else []
+    target = export.op_target(ns.file, ns.preset or "default", params, indices, ns.fill,
+                              ns.seed if ns.seed is not None else 0)
+    event = target.event
+    r, idx = (target.elements or [(0, tuple(d // 2 for d in event.outputs[0].shape))])[0]
+    print(f"{target.command.replace('hlolab export', 'hlolab explain', 1)}")
+    print(f"{event.op.results[r].name}{list(idx)} = {event.op.name}")
+    opdef = lookup(event.op.name)
+    if opdef is not None and opdef.explain is not None:
+        print(format_explanation(opdef.explain(event.call, event.inputs, event.outputs, r, idx)))
+    prov = event.provenance()
+    if prov is not None:
+        print("sources:")
+        for src in prov.sources(r, idx):
+            name = event.op.operands[src.operand].name if src.operand is not None else "(implicit)"
+            print(f"  {name}[{', '.join(map(str, src.index))}]  {src.role}")
+    return 0
+
+
+# global options of a program run; given with an op target they would be silently ignored
+PROGRAM_OPTIONS = {"input": "a program's inputs from .npy files", "args": "a program's input literals",
+                   "entry": "a program's entry function", "iteration": "a value inside a loop body"}
+
+
+def _reject_program_options(ns: argparse.Namespace, op: str) -> None:
+    """A program-only option given with an op target is an error, never swallowed: when the op
+    has a parameter of that name (scatter's ``input``), say how to set the parameter."""
+    from hlolab.ops.examples import schema_for
+
+    schema = schema_for(op)
+    names = {p.name for p in schema.params} if schema is not None else set()
+    for opt, what in PROGRAM_OPTIONS.items():
+        if getattr(ns, opt, None) in (None, [], ""):
+            continue
+        if opt in names:
+            raise UsageError(f"--{opt} is hlolab's option for {what}; to set {op}'s parameter "
+                             f"'{opt}' write --param {opt}=VALUE")
+        raise UsageError(f"--{opt} ({what}) applies to a program file, not to the op {op}")
 
 
 def cmd_trace(ns: argparse.Namespace) -> int:
@@ -295,6 +363,7 @@ def cmd_export(ns: argparse.Namespace) -> int:
             return 0
         if ns.program or ns.value:
             raise HloLabError("--program and --value apply to a program file, not to an op")
+        _reject_program_options(ns, ns.target)
         params = _op_params(ns.target, ns.param or [], ns.extra or [])
         target = export.op_target(ns.target, ns.preset or "default", params, indices, ns.fill,
                                   ns.seed if ns.seed is not None else 0)
@@ -381,11 +450,12 @@ def _with_seed(ns: argparse.Namespace) -> argparse.Namespace:
     return ns
 
 
-def _element_options(p: argparse.ArgumentParser) -> None:
+def _element_options(p: argparse.ArgumentParser, value_required: bool = True) -> None:
     """The options every command that targets one element shares (DESIGN.md, "Addressing")."""
-    p.add_argument("file", nargs="?", metavar="FILE.mlir")
+    p.add_argument("file", nargs="?", metavar="FILE.mlir" if value_required else "FILE.mlir|OP")
     p.add_argument("--example", metavar="NAME", help="use a built-in example")
-    p.add_argument("--value", required=True, metavar="[@func:]%name[#k]", help="the value, e.g. %%3")
+    p.add_argument("--value", required=value_required, metavar="[@func:]%name[#k]",
+                   help="the value, e.g. %%3")
     p.add_argument("--index", default="", metavar="i,j,...", help="the element (empty for a scalar)")
     p.add_argument("--iteration", type=int, help="loop iteration, for values inside a while body")
     p.add_argument("--entry", metavar="NAME")
@@ -430,8 +500,12 @@ def build_parser() -> argparse.ArgumentParser:
     ve.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     ve.set_defaults(fn=cmd_verify, parser=ve)
 
-    ex = sub.add_parser("explain", help="explain one element of a value: its op's formula and sources")
-    _element_options(ex)
+    ex = sub.add_parser("explain", help="explain one element of a value, or of an op built from its "
+                        "parameters (hlolab explain gather --preset spec-example --index 0,1,1,1)")
+    _element_options(ex, value_required=False)
+    ex.add_argument("--preset", metavar="NAME", help="for an op: parameters from a preset")
+    ex.add_argument("--param", action="append", metavar="KEY=VALUE", help="for an op: a parameter")
+    ex.add_argument("--fill", choices=("iota", "random"), default="iota", help="for an op: its inputs")
     ex.set_defaults(fn=cmd_explain, parser=ex)
 
     tr = sub.add_parser("trace", help="trace one element back (or forward) through the whole program")
@@ -468,7 +542,7 @@ def build_parser() -> argparse.ArgumentParser:
     xp.add_argument("--entry", metavar="NAME")
     xp.add_argument("--args", metavar="LITERAL")
     xp.add_argument("--input", action="append", metavar="FILE.npy")
-    xp.set_defaults(fn=cmd_export)
+    xp.set_defaults(fn=cmd_export, parser=xp)
 
     op_ = sub.add_parser("open", help="open a program in the TUI's stepper")
     op_.add_argument("file", metavar="FILE.mlir")
@@ -490,7 +564,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     args = sys.argv[1:] if argv is None else list(argv)
-    if args[:1] == ["export"]:  # op parameters as --NAME VALUE: the op's schema checks the names
+    if args[:1] in (["export"], ["explain"]):  # op parameters as --NAME VALUE: the schema checks them
         ns, extra = ap.parse_known_args(args)
         ns.extra = extra
     else:
@@ -505,8 +579,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return ns.fn(ns)
     except UsageError as e:
-        ns.parser.print_usage(sys.stderr)
-        print(f"{ns.parser.prog}: error: {e.message}", file=sys.stderr)
+        parser = getattr(ns, "parser", ap)
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: error: {e.message}", file=sys.stderr)
         return 2
     except HloLabError as e:
         print(str(e), file=sys.stderr)

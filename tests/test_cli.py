@@ -452,3 +452,31 @@ def test_export_names_the_file_as_the_op_was_typed_and_says_where(tmp_path, caps
     out = tmp_path / "sub" / "x.png"  # --out still wins, and is what is printed
     assert main(["export", "conv", "--out", str(out)]) == 0
     assert capsys.readouterr().out == f"wrote {out} (diagram of stablehlo.convolution)\n" and out.is_file()
+
+
+def test_explain_an_op_built_from_its_parameters(capsys):
+    """hlolab explain OP: the spec's gather example, element [0, 1, 2, 1, 1]: start (0, 9)
+    clamps to (0, 2, 0, 0), batching adds (1, 0, 0, 0), offset (0, 0, 1, 1): operand[1, 2, 1, 1]."""
+    assert main(["explain", "gather", "--preset", "spec-example", "--index", "0,1,2,1,1"]) == 0
+    out = capsys.readouterr().out
+    assert "= (0, 2, 0, 0)  (before clamp: (0, 9, 0, 0))" in out
+    assert "7. operand_index = full_start_index + full_batching_index + full_offset_index" in out
+    assert "%operand[1, 2, 1, 1]  copy" in out and "%start_indices[0, 1, 2, 1]  index_read" in out
+    # parameters as --param and as the --NAME VALUE shorthand; an op with --value is an error
+    assert main(["explain", "pad", "--param", "interior_padding=1", "--operand", "3",
+                 "--edge_padding_low", "0", "--edge_padding_high", "0", "--index", "1"]) == 0
+    out = capsys.readouterr().out  # result [1, -1, 2, -1, 3]: position 1 is a hole
+    assert "pad result[1] = -1" in out and "1/2 not an integer: a hole" in out
+    assert main(["explain", "gather", "--value", "%0"]) == 2
+    assert "choose its element with --index" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["export", "explain"])
+def test_an_op_parameter_named_like_a_global_option_is_never_swallowed(command, capsys):
+    """scatter's parameter `input` vs the global --input FILE.npy: a clear error that says how to
+    set the parameter; --args (no op parameter of that name) is rejected for an op too."""
+    assert main([command, "scatter", "--input", "[1, 2]"]) == 2
+    err = capsys.readouterr().err
+    assert "--input is hlolab's option for a program's inputs" in err and "--param input=VALUE" in err
+    assert main([command, "gather", "--args", "[dense<1> : tensor<i32>]"]) == 2
+    assert "applies to a program file, not to the op gather" in capsys.readouterr().err

@@ -205,7 +205,7 @@ class Operand:
     name: str
     type: TensorType
     value: Any = None
-    restart: bool = False  # an iota fill starts again at 0 (small kernels keep products readable)
+    restart: bool = False  # an iota fill starts again at 1 (small kernels keep products readable)
 
 
 @dataclass
@@ -542,12 +542,13 @@ def make_example(name: str, preset: str = "default", params: dict[str, str | Any
     _verify(schema.op, text)
     given = {**schema.presets[preset].get("inputs", {}), **(inputs or {})}
     rng = np.random.default_rng(seed)
-    inputs, offset = [], 0
+    # iota fills start at 1, so a real 0 is never mistaken for zero padding, and continue
+    # counting from operand to operand, so a diagram tells them apart
+    inputs, offset = [], 1
     for o in [*parts.operands, *parts.captures]:
-        # iota fills continue counting from operand to operand, so a diagram tells them apart
-        inputs.append(_input(o, given.get(o.name), fill, rng, 0 if o.restart else offset))
+        inputs.append(_input(o, given.get(o.name), fill, rng, 1 if o.restart else offset))
         offset += int(inputs[-1].size) if given.get(o.name) is None and o.value is None else 0
-        offset = 0 if o.restart else offset
+        offset = 1 if o.restart else offset
     index = schema.presets[preset].get("index", parts.index)
     if index is None and parts.results and parts.results[0].rank:
         shape = parts.results[0].static_shape()

@@ -80,6 +80,7 @@ from hlolab.ops.regions import (
 )
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.scatter import _running_values
+from hlolab.trace.bits import reduce_precision_panel
 from hlolab.trace.explain import DimRole, Explanation, Step, elementwise_explain
 from hlolab.trace.fanin import Fan, FanInProvenance, Projection, expand
 from hlolab.trace.provenance import (
@@ -696,9 +697,14 @@ def reduce_precision(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """operand rounded to a float format with exponent_bits and mantissa_bits and back."""
     reject_quantized(ctx)
     check_value(ctx, operand, ctx.operand_types[0], "operand")
-    mantissa_bits = ctx.attrs.mantissa_bits
-    out = reduce_precision_values(operand, ctx.attrs.exponent_bits, mantissa_bits)
-    if mantissa_bits == 0:  # the spec: no mantissa bits left, a NaN truncates to +-inf (module doc)
+    return reduce_precision_op_values(operand, ctx.attrs.exponent_bits, ctx.attrs.mantissa_bits)
+
+
+def reduce_precision_op_values(operand: np.ndarray, exponent_bits: int, mantissa_bits: int) -> np.ndarray:
+    """``reduce_precision_values`` with the spec's rule for ``mantissa_bits = 0``: no mantissa
+    bits left, a NaN truncates to +-inf (module doc)."""
+    out = reduce_precision_values(operand, exponent_bits, mantissa_bits)
+    if mantissa_bits == 0:
         nan = np.isnan(operand.astype(np.float32) if operand.dtype.itemsize < 4 else operand)
         inf = np.where(np.signbit(operand.astype(np.float32) if operand.dtype.itemsize < 4 else operand),
                        -np.inf, np.inf).astype(operand.dtype)
@@ -743,7 +749,16 @@ def reduce_precision_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any],
              substituted=Msg("reduction.reduce_precision.output.substituted", value=x, exponent_bits=e,
                              mantissa_bits=m)),
     ]
-    return Explanation(ctx.op.name, idx, steps, y, notes, 0)
+    # the bits: the rounding decision, the range check (f8 and smaller: in f16, as computed)
+    via = None
+    if dt.itemsize == 1:
+        x16 = np.asarray(x).astype(np.float32).astype(np.float16).reshape(1)
+        via = (x16[0], reduce_precision_op_values(x16, e, m)[0])
+    where = f"[{_csv(idx)}]"
+    out_name = ctx.op.results[0].name if ctx.op.results else "output"
+    bits = reduce_precision_panel(x, y, ctx.operand_types[0].element, e, m, (name + where, out_name + where),
+                                  via)
+    return Explanation(ctx.op.name, idx, steps, y, notes, 0, bits=[bits])
 
 
 # --- batch norm: verification ------------------------------------------------------------------
@@ -1126,7 +1141,7 @@ def batch_norm_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], resul
 
 __all__ = ["reduce", "map_", "reduce_precision", "batch_norm_inference", "batch_norm_training",
            "batch_norm_grad", "reduce_provenance", "reduce_explain", "reduce_numpy",
-           "reduce_precision_values", "reduce_precision_bits",
+           "reduce_precision_values", "reduce_precision_bits", "reduce_precision_op_values",
            "batch_norm_provenance", "batch_norm_explain", "slice_fan_index"]
 
 
@@ -1235,7 +1250,7 @@ def _reduction_schemas() -> None:
         shape, fi = p["operand"], p["feature_index"]
         if not 0 <= fi < len(shape) or 0 in shape:
             return None
-        x = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.float64).reshape(shape)
+        x = np.arange(1, int(np.prod(shape, dtype=np.int64)) + 1, dtype=np.float64).reshape(shape)
         axes = tuple(d for d in range(len(shape)) if d != fi)
         return x.mean(axis=axes), x.var(axis=axes)
 

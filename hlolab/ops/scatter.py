@@ -597,32 +597,44 @@ class ScatterProvenance(Provenance):
     def animation_steps(self, call: OpCall, inputs: list[Any], outputs: list[Any],
                         elements: Sequence[tuple[int, tuple[int, ...]]] | None = None,
                         limit: int | None = None) -> list[AnimationStep]:
-        """The update elements in application order (row-major over updates[0], in-bounds
-        ones only; restricted to those landing on ``elements`` when given): per step the
-        update element, the scatter_indices elements read to place it, the result element
-        and its running value after the combination."""
+        """The update elements in application order (row-major over updates[0]; restricted
+        to those landing on ``elements`` when given): per step the update element, the
+        scatter_indices elements read to place it, the result element and its running
+        value after the combination. An update whose result_index is out of bounds is a
+        step of kind ``dropped`` (no result cell, its out-of-bounds result_index named)."""
         n = self.n
-        ins, _, updates = _split(call, inputs)
+        ins, scatter_indices, updates = _split(call, inputs)
         es = _elements(call)
         kinds = body_kinds(call)
-        order = np.flatnonzero(self.target >= 0)
-        if elements is not None:
+        order = np.arange(self.target.size)
+        if elements is not None:  # a dropped update lands on no element
             shape = self.result_shapes[0]
             flats = [int(np.ravel_multi_index(tuple(i), shape)) if shape else 0 for _, i in elements]
-            order = order[np.isin(self.target[order], flats)]
+            order = order[np.isin(self.target, flats)]
         total = int(order.size)
         order = order[:limit] if limit is not None else order
         state = [np.array(x.astype(e.dtype, copy=False)).reshape(-1) for x, e in zip(ins, es, strict=True)]
         start = {r: s.reshape(self.result_shapes[r]).copy() for r, s in enumerate(state)}
         names = [v.name for v in call.op.operands]
         rnames = [v.name for v in call.op.results]
+        si64 = scatter_indices_as_int64(scatter_indices) if (self.target[order] < 0).any() else None
         steps: list[AnimationStep] = []
         for k, p in enumerate(order):  # one step per frame: the loop is capped by ``limit``
             f, b = int(self.target[p]), int(self.batch_flat[p])
             ui = tuple(int(x) for x in np.unravel_index(int(p), self.updates_shape))
+            vals = [u[ui] for u in updates]
+            sources = [Source(n, s, "index_read") for s in self._index_sources(b)]
+            sources += [Source(n + 1 + j, ui, "update") for j in range(n)]
+            if f < 0:  # out of bounds: the spec drops the update element
+                pieces = scatter_index_pieces(index_map.one_index(ui), si64, ins[0].shape, call.attrs)
+                caption = Msg("scatter.anim.dropped", n=k + 1, total=total, updates=names[n + 1],
+                              update_index=_list(ui), value=vals[0], result=rnames[0],
+                              result_index=_list(_ints(pieces.result_index)), shape=list(ins[0].shape))
+                steps.append(AnimationStep(caption, sources, [], [], start if k == 0 else None,
+                                           kind="dropped"))
+                continue
             ri = self._result_index(f)
             before = [s[f] for s in state]
-            vals = [u[ui] for u in updates]
             run = _running_values(call, kinds, es, before, [vals])
             after = run[0] if run is not None else vals
             for s, v in zip(state, after, strict=True):
@@ -631,8 +643,6 @@ class ScatterProvenance(Provenance):
             caption = Msg("scatter.anim.update", n=k + 1, total=total, updates=names[n + 1],
                           update_index=_list(ui), value=vals[0], result=rnames[0], result_index=_list(ri),
                           body=body, before=before[0], after=after[0])
-            sources = [Source(n, s, "index_read") for s in self._index_sources(b)]
-            sources += [Source(n + 1 + j, ui, "update") for j in range(n)]
             steps.append(AnimationStep(caption, sources, [(r, ri) for r in range(n)],
                                        [(r, ri, after[r]) for r in range(n)],
                                        start if k == 0 else None))

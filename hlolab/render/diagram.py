@@ -413,9 +413,35 @@ def _draw_lines(board: Board, lines: list[Line], x: float, y: float) -> None:
             col += len(seg)
 
 
+def has_elements(event: Any) -> bool:
+    """Whether some tensor result has an element to explain."""
+    return any(isinstance(v, np.ndarray) and v.size for v in event.outputs)
+
+
+def empty_diagram(event: Any, title: str | None = None) -> Rendered:
+    """An op whose every result is empty: its operands and (empty) results drawn, and a
+    title that says so, e.g. "pad: %0 is empty (shape [0]): no element to explain"."""
+    view = OpView(event, focus=[], y=1.2)
+    shapes = [f"{view.result_name(r)} (shape {list(np.shape(v))})" for r, v in enumerate(event.outputs)
+              if isinstance(v, np.ndarray)]
+    board = Board(title or text(Msg("render.empty_result", op=event.op.name.removeprefix("stablehlo."),
+                                     results=", ".join(shapes))))
+    view.build(board=board)
+    board.clear_operand_labels(gap=1.5)
+    for key, v in board.views.items():
+        if key.startswith("result") and v.values is not None and v.values.size == 0:
+            board.add_text(v.x, v.y + 0.2, text(Msg("render.no_elements")), fontsize=9,
+                           color=style.MUTED_TEXT, width=4.0)
+    board.draw()
+    return Rendered(board.fig, board, view, [], [], board.title, [])
+
+
 def draw_diagram(event: Any, elements: Sequence[tuple[int, tuple[int, ...]]] | None = None, *,
                  title: str | None = None, explain: bool = True) -> Rendered:
-    """The diagram of ``event`` for the chosen result ``elements`` (default: the middle one)."""
+    """The diagram of ``event`` for the chosen result ``elements`` (default: the middle one);
+    an op with only empty results gets ``empty_diagram``."""
+    if not elements and not has_elements(event):
+        return empty_diagram(event, title)
     chosen = _check_elements(event, elements or [default_element(event)])
     attrs = attributes_line(event)
     lh = 0.42

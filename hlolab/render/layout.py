@@ -211,6 +211,7 @@ class TensorLayout:
 CELL_INCHES = 0.36
 MARGIN = 0.6
 LABEL_CHAR_W = 0.24  # board units per character of a 9 pt bold label
+TITLE_CHAR_W = 0.27  # ... of the 11 pt bold title
 
 
 @dataclass
@@ -248,12 +249,32 @@ class TensorView:
         return self.x + p[0], self.y + p[1], 1.0, 1.0
 
 
+CELL_CHARS = 5  # characters a cell holds at the cell font size; longer values shrink to fit
+
+
+def _short_exp(f: float) -> str:
+    """``1.2e6``, ``-3.4e-5``: one decimal, no exponent padding."""
+    m, e = f"{f:.1e}".split("e")
+    return f"{m.removesuffix('.0')}e{int(e)}"
+
+
 def format_cell(v: Any) -> str:
-    """A value short enough for a cell."""
+    """A value short enough for a cell: the extremes of an integer type by name (``i32 min``),
+    long numbers in short scientific form (``1.2e6``)."""
     if isinstance(v, (bool, np.bool_)):
         return "T" if v else "F"
     if isinstance(v, (np.integer, int)):
-        return str(int(v))
+        txt = str(int(v))
+        if len(txt) <= CELL_CHARS:
+            return txt
+        if isinstance(v, np.integer):
+            info = np.iinfo(v.dtype)
+            name = f"{'u' if info.min == 0 else 'i'}{info.bits}"
+            if int(v) == info.min and info.min != 0:
+                return f"{name} min"
+            if int(v) == info.max:
+                return f"{name} max"
+        return _short_exp(float(int(v)))
     if isinstance(v, np.complexfloating | complex):
         return f"{complex(v).real:.3g}{complex(v).imag:+.2g}j"
     try:
@@ -264,7 +285,13 @@ def format_cell(v: Any) -> str:
         return str(f)
     if f == int(f) and abs(f) < 1e5:
         return str(int(f))
-    return f"{f:.3g}"
+    txt = f"{f:.3g}"
+    return txt if len(txt) <= CELL_CHARS else _short_exp(f)
+
+
+def cell_font_size(txt: str, size: float) -> float:
+    """``size``, shrunk so ``txt`` fits its cell (never below 60 % of it)."""
+    return size if len(txt) <= CELL_CHARS else max(size * 0.6, size * CELL_CHARS / len(txt))
 
 
 class Board:
@@ -321,6 +348,7 @@ class Board:
         from matplotlib.patches import Rectangle
 
         top = 1.2 if self.title else 0.4
+        self.width = max(self.width, len(self.title) * TITLE_CHAR_W)  # the title is never cut
         w = self.width + 2 * MARGIN
         h = self.height + top + MARGIN
         with style.styled():
@@ -373,7 +401,8 @@ class Board:
             vals = view.values[tuple(idx.T)] if idx.shape[1] else view.values.reshape(1)
             for (x, y), v, k in zip(view.corners, vals, kinds, strict=True):
                 txt = format_cell(v)
-                view.texts.append(ax.text(x + 0.5, y + 0.55, txt, fontsize=small, ha="center",
+                view.texts.append(ax.text(x + 0.5, y + 0.55, txt, fontsize=cell_font_size(txt, small),
+                                          ha="center",
                                           va="center", zorder=3,
                                           color=style.MUTED_TEXT if k else "#000000"))
         for x, y, t in lay.gaps():
@@ -416,6 +445,8 @@ class Board:
         both the frame index and the original index can be read."""
         lay = view.layout
         color = style.ACCENT
+        if not lay.axes or not lay.axes[-1].slot:
+            return  # an empty frame: no positions to label
 
         def label(d: int, i: int) -> str:
             low, step, n = view.frame_axes[d]

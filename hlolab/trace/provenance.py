@@ -161,7 +161,9 @@ class AnimationStep:
     ``sources`` are the operand cells this step shows (operand coordinates, with
     roles), ``results`` the result cells it writes, ``running`` the values those
     result cells hold after the step, ``start`` (first step only) the result
-    values before any step (None: show the final results).
+    values before any step (None: show the final results). ``kind`` is ``step``, or
+    ``dropped`` for work the op discards (an out-of-bounds scatter update), which
+    animations keep when they sample frames.
     """
 
     caption: Any  # a hlolab.messages.Msg, written in the reader's language when drawn
@@ -169,6 +171,7 @@ class AnimationStep:
     results: list[tuple[int, tuple[int, ...]]]
     running: list[tuple[int, tuple[int, ...], Any]] = field(default_factory=list)
     start: dict[int, np.ndarray] | None = None
+    kind: str = "step"
 
 
 # --- the interface -------------------------------------------------------------

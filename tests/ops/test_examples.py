@@ -173,8 +173,8 @@ def test_override_text_and_python_values_agree():
 def test_override_reaches_the_text_and_the_result():
     ex = make_example("reduce_window", params={"body": "add", "window": "2,1", "stride": "1", "init": "10"})
     out = run(ex)[0]
-    # window 2x1 stride 1 on iota 4x4 plus init 10: x[i, j] + x[i + 1, j] + 10
-    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    # window 2x1 stride 1 on iota 4x4 (from 1) plus init 10: x[i, j] + x[i + 1, j] + 10
+    x = np.arange(1, 17, dtype=np.float32).reshape(4, 4)
     np.testing.assert_array_equal(out, x[:-1] + x[1:] + 10)
     assert '"stablehlo.add"' in ex.text
 
@@ -229,9 +229,10 @@ def test_unknown_fill_is_a_param_error():
 
 def test_iota_fill_counts_on_across_operands():
     ex = make_example("add", params={"shape": "2x2", "dtype": "i32"})
-    assert [x.tolist() for x in ex.inputs] == [[[0, 1], [2, 3]], [[4, 5], [6, 7]]]
+    # from 1: a real 0 is never mistaken for zero padding
+    assert [x.tolist() for x in ex.inputs] == [[[1, 2], [3, 4]], [[5, 6], [7, 8]]]
     assert all(x.dtype == np.int32 for x in ex.inputs)
-    np.testing.assert_array_equal(run(ex)[0], [[4, 6], [8, 10]])
+    np.testing.assert_array_equal(run(ex)[0], [[6, 8], [10, 12]])
 
 
 def test_random_fill_is_seeded_and_small():

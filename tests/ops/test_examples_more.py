@@ -84,7 +84,7 @@ def test_bitcast_convert_default_is_numpys_little_endian_view():
     x = ex.inputs[0]
     assert x.dtype == np.float32 and out.dtype == np.uint8 and out.shape == (3, 4)
     np.testing.assert_array_equal(out, x.view(np.uint8).reshape(3, 4))
-    assert out[1].tolist() == [0, 0, 128, 63]  # 1.0f = 0x3F800000
+    assert out[0].tolist() == [0, 0, 128, 63]  # 1.0f = 0x3F800000 (iota fills start at 1)
 
 
 def test_bitcast_convert_join_and_equal_widths():
@@ -373,7 +373,7 @@ def test_triangular_solve_default_is_exact():
     ex, (out,) = example("triangular_solve")
     a, b = ex.inputs
     np.testing.assert_array_equal(np.tril(a) @ out, b)  # dyadic solutions: no rounding at all
-    assert out.tolist() == [[0.0, 0.5], [1.0, 1.25], [1.5, 1.625]]
+    assert out.tolist() == [[0.5, 1.0], [1.25, 1.5], [1.625, 1.75]]
 
 
 def test_triangular_solve_spec_example():
@@ -441,7 +441,7 @@ def test_captures_are_main_arguments_but_not_operands():
     ex = make_example("if")
     assert ex.text.startswith("func.func @main(%pred: tensor<i1>, %x: tensor<2x3xf32>)")
     assert '"stablehlo.if"(%pred) (' in ex.text
-    assert len(ex.inputs) == 2 and ex.inputs[1].tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert len(ex.inputs) == 2 and ex.inputs[1].tolist() == [[1, 2, 3], [4, 5, 6]]
 
 
 @pytest.mark.parametrize("pred", [True, False])

@@ -513,3 +513,19 @@ def test_max_pool_marks_its_winner_and_outlines_the_window():
         assert r.models[0].outlines == [Outline("operand0", "window", lo, (lo[0] + 2, lo[1] + 2))]
         assert r.models[0].marks == [("operand0", winner, "winner")]
         assert float(ev.outputs[0][idx]) == float(x[winner]) == value
+
+
+@pytest.mark.parametrize("op,params", [
+    ("pad", {"operand": "4", "edge_padding_low": "-2", "edge_padding_high": "-2", "interior_padding": "0"}),
+    ("slice", {"operand": "3x4", "start_indices": "1,2", "limit_indices": "1,4", "strides": "1,1"}),
+])
+def test_an_empty_result_gives_a_picture_that_says_so(op, params, tmp_path):
+    from hlolab.render import export
+
+    target = export.op_target(op, "default", params)
+    assert target.event.outputs[0].size == 0
+    path, _ = export.write(target, "png", tmp_path / f"{op}.png")
+    assert Image.open(path).size[0] > 100
+    r = draw_diagram(target.event)
+    assert "has no elements: there is no element to explain" in r.text
+    assert any(t.get_text() == "∅ 0 elements" for t in r.board.ax.texts)

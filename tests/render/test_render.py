@@ -208,7 +208,9 @@ def test_animation_caps_frames_and_says_so():
     ev = conv_event()
     anim = animate(ev, max_frames=3)
     assert anim.n_frames == 3
-    assert "first 3 of 4" in anim.plans[0].caption
+    # spread over all 4 windows, the last one included (issue 23)
+    assert anim.plans[0].caption.endswith("frame 1 of 3 shown, element 1 of 4")
+    assert anim.plans[-1].caption.endswith("frame 3 of 3 shown, element 4 of 4")
 
 
 # --- hlolab export ----------------------------------------------------------------------
