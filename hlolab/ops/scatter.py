@@ -667,8 +667,11 @@ def scatter_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Sc
     d = ctx.attrs
     target = scatter_targets(scatter_indices, ins[0].shape, updates[0].shape, d)
     bshape, bflat = _batch_positions(scatter_indices.shape, updates[0].shape, d)
-    return ScatterProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
+    prov = ScatterProvenance([value_shape(v) for v in outputs], [value_shape(v) for v in inputs],
                              target, bshape, bflat, d.index_vector_dim, region_reads(ctx.op.regions[0]))
+    # for front ends: what each input is to a reader (the results start as copies of them)
+    prov.operand_notes = {k: Msg("scatter.label.input") for k in range(len(ins))}
+    return prov
 
 
 # --- explain ---------------------------------------------------------------------------
@@ -860,6 +863,9 @@ def scatter_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: 
                       substituted=Msg("scatter.landing.substituted", result_index=idx)))
     steps.append(Step(f"results[{result}][result_index]", Msg("scatter.result.formula"), value))
     notes = []
+    if not count:  # first: front ends show it as the headline
+        notes.append(Msg("scatter.note.untouched", result_index=_list(idx), name=ctx.op.operands[result].name,
+                         value=value))
     if kinds is not None:
         notes.append(Msg("scatter.note.recognized", kinds=", ".join(kinds)))
     if count > EXPLAIN_MAX_UPDATES:

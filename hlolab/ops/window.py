@@ -1297,6 +1297,8 @@ def select_and_scatter_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any
     notes = []
     if count:
         notes.append(Msg("window.sas.note.count", count=count))
+    else:  # first: front ends show it as the headline
+        notes.append(Msg("window.sas.note.untouched", result_index=_list(idx), value=value))
     if _recognized_select(ctx.op.regions[0]) is not None:
         notes.append(Msg("window.sas.note.select"))
     kind = recognize_binary(ctx.op.regions[1])

@@ -413,6 +413,17 @@ def _draw_lines(board: Board, lines: list[Line], x: float, y: float) -> None:
             col += len(seg)
 
 
+def headline(e: Explanation | None) -> str | None:
+    """The note an op marks as the headline (key ``….untouched``: no update / no window reaches
+    the element), in the reader's language; None when there is none."""
+    if e is None:
+        return None
+    for n in e.notes:
+        if getattr(n, "key", "").endswith(".untouched"):
+            return text(n)
+    return None
+
+
 def has_elements(event: Any) -> bool:
     """Whether some tensor result has an element to explain."""
     return any(isinstance(v, np.ndarray) and v.size for v in event.outputs)
@@ -449,6 +460,9 @@ def draw_diagram(event: Any, elements: Sequence[tuple[int, tuple[int, ...]]] | N
     if title is None:
         title = _title(event, *chosen[0]) if len(chosen) == 1 else \
             f"{event.op.name.removeprefix('stablehlo.')}: {len(chosen)} result elements, one colour each"
+        head = headline(explanation_of(event, *chosen[0])) if len(chosen) == 1 else None
+        if head:  # a degenerate element says so first: "no update lands on result[2, 0]: ..."
+            title = f"{title}   ({head})"
     board = Board(title)
     view.build(board=board)
     board.clear_operand_labels(gap=1.5)

@@ -92,6 +92,11 @@ class OpCells:
             return f"{self.result_name(k)} : {self._type_text(x)}", x, own
         x = np.asarray(self.inputs[k])
         label = f"{self.operand_name(k)} : {self._type_text(x)}"
+        note = (getattr(self.prov, "operand_notes", None) or {}).get(k) if self.prov is not None else None
+        if note is not None:  # e.g. scatter's inputs: "input (start value)"
+            from hlolab.messages import text
+
+            label = f"{label}, {text(note)}"
         fm = self.frames.get(k)
         if fm is None:
             return label, x, own

@@ -797,7 +797,9 @@ def test_sas_explain():
     assert_substituted_everywhere(e, _DESCRIPTIVE)
     e0 = explain(ev, 0, (0, 0))
     assert e0.value == 0 and e0.steps[1].value == [] and e0.steps[1].children == []
-    assert e0.notes[0].key == "window.sas.note.select"
+    # no window selects x[0, 0]: the headline note comes first, then the select note
+    assert [n.key for n in e0.notes[:2]] == ["window.sas.note.untouched", "window.sas.note.select"]
+    assert e0.notes[0].args == {"result_index": "0, 0", "value": e0.value}
 
 
 def test_sas_explain_names_operand_source_and_running_value_apart():

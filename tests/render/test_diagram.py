@@ -529,3 +529,18 @@ def test_an_empty_result_gives_a_picture_that_says_so(op, params, tmp_path):
     r = draw_diagram(target.event)
     assert "has no elements: there is no element to explain" in r.text
     assert any(t.get_text() == "∅ 0 elements" for t in r.board.ax.texts)
+
+
+def test_elements_no_update_or_window_reaches_say_so_in_the_title(tmp_path):
+    """scatter_add: updates land on row 1 only, so result[0, 0] is the input's 1.0;
+    select_and_scatter: the 2x2 windows select x[0, 1] = 5, x[1, 2] = 9, x[3, 0] = 7 and
+    x[3, 3] = 8, so nothing selects x[0, 0] and result[0, 0] keeps init_value 0."""
+    r = draw_diagram(scatter_add(), [(0, (0, 0))])
+    title = r.fig.axes[0].texts[0].get_text()
+    assert "(no update lands on result[0, 0]: its value is the input's, %x[0, 0] = 1.0)" in title
+    assert r.board.views["operand0"].label == "%x : tensor<4x3xf32>, input (start value)"
+    r = draw_diagram(select_and_scatter(), [(0, (0, 0))])
+    assert "no window selects operand[0, 0]: result[0, 0] keeps init_value = 0.0" in r.fig.axes[0].texts[0].get_text()
+    assert r.models[0].outlines == [] and r.models[0].marks == []
+    png = style.save_figure(r.fig, tmp_path / "s.png")
+    assert Image.open(png).size[0] > 100
