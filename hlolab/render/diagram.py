@@ -494,7 +494,8 @@ def draw_diagram(event: Any, elements: Sequence[tuple[int, tuple[int, ...]]] | N
                          for k in np.unique(b.kinds)} - {0})
     if single:
         board.height = max(board.height, legend_y + 0.9 * (len(roles) + len(cell_kinds)))
-        board.width = max(board.width, 1.0 + max(len(style.ROLE_LABELS.get(r, r)) for r in roles) * 0.2)
+        labels = {r: view.role_label(r) for r in roles}
+        board.width = max(board.width, 1.0 + max(len(labels[r]) for r in roles) * 0.2)
     board.draw()
     groups: list[list[CellGroup]] = []
     for k, (r, idx) in enumerate(chosen):
@@ -509,7 +510,7 @@ def draw_diagram(event: Any, elements: Sequence[tuple[int, tuple[int, ...]]] | N
             board.outline(f"result{r}", idx, style.ACCENT, width=1.6)
     if single:
         _pair_numbers(board, models[0])
-        board.legend(roles, view.x, legend_y, cell_kinds)
+        board.legend(roles, view.x, legend_y, cell_kinds, labels)
     if lines:
         _draw_lines(board, lines, right, text_y)
     plain = "\n".join(_plain(ln) for ln in lines)

@@ -632,7 +632,8 @@ class Board:
         self.ax.add_patch(a)
         return a
 
-    def legend(self, roles: Iterable[str], x: float, y: float, cell_kinds: Iterable[int] = ()) -> None:
+    def legend(self, roles: Iterable[str], x: float, y: float, cell_kinds: Iterable[int] = (),
+               labels: dict[str, str] | None = None) -> None:
         """Coloured squares with role names, then the cell kinds shown (padding, holes, cropped
         cells), one per line, at (x, y) on the board."""
         from matplotlib.patches import Rectangle
@@ -640,7 +641,8 @@ class Board:
         from hlolab.messages import Msg, text
         from hlolab.ops.frame import CELL_KINDS
 
-        entries = [(style.role_color(r), False, style.ROLE_LABELS.get(r, r)) for r in roles]
+        labels = labels or {}
+        entries = [(style.role_color(r), False, labels.get(r) or style.ROLE_LABELS.get(r, r)) for r in roles]
         entries += [(style.CELL_KIND_FILLS[k], style.CELL_KIND_HATCHED[k],
                      text(Msg(f"render.cell_kind.{CELL_KINDS[k]}"))) for k in cell_kinds if k]
         for k, (fill, hatched, label) in enumerate(entries):

@@ -109,6 +109,15 @@ class OpCells:
         frame = "x".join(str(d) for d in fm.shape)
         return f"{label}, read in its padded frame {frame}", values, kinds
 
+    def role_label(self, role: str) -> str:
+        """The role's name in the reader's language, as this op calls it (a dot product's
+        ``window`` / ``kernel`` are its lhs and rhs: ``Provenance.role_labels``)."""
+        from hlolab.messages import text
+        from hlolab.trace.roles import ROLE_LABELS
+
+        own = (getattr(self.prov, "role_labels", None) or {}).get(role) if self.prov is not None else None
+        return text(own) if own is not None else ROLE_LABELS.get(role, role)
+
     def frame_axes(self, key: str) -> tuple[tuple[int, int, int], ...] | None:
         """Per dim (low, step, operand size) of a tensor drawn as a padded frame: frame position
         p holds operand index (p - low) / step where that is a whole number in [0, size).
