@@ -42,16 +42,19 @@ import ml_dtypes
 import numpy as np
 
 from hlolab.errors import ExecutionError, UnsupportedError
+from hlolab.messages import Msg
 from hlolab.numerics import float_format, from_bits, round_float64, to_bits
 from hlolab.ops.common import check_value, reject_quantized, shapes_compatible, wrap_int
 from hlolab.ops.elementwise import infer_tensors, same_shape
 from hlolab.ops.record import Attrs, InferError, Inferred, Partial
 from hlolab.ops.registry import OpCall, op
-from hlolab.trace.explain import elementwise_explain
+from hlolab.trace.bits import bit_view, bitcast_panel, convert_panel
+from hlolab.trace.explain import Explanation, Step, element_at, elementwise_explain
 from hlolab.trace.provenance import (
     IndexMapProvenance,
     Link,
     Provenance,
+    check_index,
     elementwise_provenance,
     unary_copy_provenance,
     value_shape,
@@ -163,6 +166,19 @@ def _int_to_float(x: np.ndarray, src: ElementType, dst: np.dtype) -> np.ndarray:
     return float_to_float(w.astype(np.float32), dst)
 
 
+def conversion_stages(src: ElementType, dst: ElementType) -> tuple[ElementType, ...]:
+    """The types ``convert_array`` rounds through on the way from ``src`` to ``dst`` (real
+    types; complex parts follow their component types): f32 for f64 -> f16 / bf16 /
+    f8E8M0FNU and for integers -> floats narrower than f32, as XLA:CPU does; the bit
+    view of convert shows each rounding (tests hold this in step with convert_array)."""
+    f32 = element_type("f32")
+    if src.is_float and dst.is_float and src.dtype == _F64_DT and dst.dtype in _VIA_F32_FROM_F64:
+        return (f32,)
+    if src.is_int and dst.is_float and dst.dtype not in (_F64_DT, _F32_DT):
+        return (f32,)
+    return ()
+
+
 def convert_array(x: np.ndarray, src: ElementType, dst: ElementType) -> np.ndarray:
     """``x`` of element type ``src`` converted to ``dst`` as stablehlo.convert does."""
     x = np.asarray(x)
@@ -205,8 +221,32 @@ def infer_convert(attrs: Attrs, types: list[Type]) -> list[Inferred]:
     return [Partial(operand.shape, None)]
 
 
+def _labels(ctx: OpCall, idx: tuple[int, ...]) -> tuple[str, str]:
+    """``%x[i, j]`` labels of the operand and result elements (spec symbols, not prose)."""
+    operand = ctx.op.operands[0].name if ctx.op.operands else "operand"
+    result = ctx.op.results[0].name if ctx.op.results else "result"
+    where = f"[{', '.join(map(str, idx))}]" if idx else ""
+    return operand + where, result + where
+
+
+def convert_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                    index: tuple) -> Explanation:
+    """The element-wise explanation and the element's bits: how each rounding, truncation,
+    wrap or extension on the way to the result type went (``conversion_stages``)."""
+    e = elementwise_explain(ctx, inputs, outputs, result, index)
+    src, dst = plain_element(ctx.operand_types[0]), plain_element(ctx.result_types[0])
+    x = element_at(inputs[0], e.index)
+    # a complex value converts part by part; only a real part can take an intermediate step
+    s_part, d_part = src.component, dst.component
+    real = np.asarray(x).real.reshape(1).copy() if src.is_complex else np.asarray(x).reshape(1)
+    with np.errstate(all="ignore"):
+        via = [(t, convert_array(real, s_part, t)[0]) for t in conversion_stages(s_part, d_part)]
+    e.bits.append(convert_panel(x, outputs[result][e.index], src, dst, _labels(ctx, e.index), via))
+    return e
+
+
 @op("stablehlo.convert", aliases=("ConvertElementType",), verify=_verify_convert, infer=infer_convert,
-    family="conversion", provenance=unary_copy_provenance, explain=elementwise_explain,
+    family="conversion", provenance=unary_copy_provenance, explain=convert_explain,
     elementwise=True)
 def convert(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """Element-wise conversion to the result's element type (see the module notes)."""
@@ -343,8 +383,55 @@ def bitcast_provenance(ctx: Any, inputs: list[Any], outputs: list[Any]) -> Prove
     return IndexMapProvenance([rshape], [oshape], [links])
 
 
+def bitcast_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                    index: tuple) -> Explanation:
+    """The spec's ``bits(result[...]) = bits(operand[...])`` for one result element, with
+    the bit patterns, and the bits regrouped into the result type's fields."""
+    x, y = inputs[0], outputs[0]
+    idx = check_index(value_shape(y), index, "result #0 index")
+    src, dst = plain_element(ctx.operand_types[0]), plain_element(ctx.result_types[0])
+    operand, res = ctx.op.operands[0].name, ctx.op.results[0].name
+
+    def at(name: str, i: tuple[Any, ...]) -> str:
+        return f"{name}[{', '.join(map(str, i))}]" if i else name
+
+    def hexbits(views: list[Any]) -> list[str]:
+        return [f"0x{v.raw:0{(v.width + 3) // 4}X}" for v in views]
+
+    if dst.bits < src.bits:  # split: result[i..., :] holds the bits of operand[i...]
+        k, n = idx[-1], src.bits // dst.bits
+        elems = [idx[:-1] + (j,) for j in range(n)]
+        operand_vals, result_vals = [x[idx[:-1]]], [y[q] for q in elems]
+        names = ([at(operand, idx[:-1])], [at(res, q) for q in elems])
+        panel = bitcast_panel(operand_vals, result_vals, src, dst, names, chosen=k)
+        kind, where = "split", {"operand": names[0][0], "result": at(res, idx[:-1] + (":",))}
+    elif dst.bits > src.bits:  # join: result[i...] holds the bits of operand[i..., :]
+        n = dst.bits // src.bits
+        elems = [idx + (j,) for j in range(n)]
+        operand_vals, result_vals = [x[q] for q in elems], [y[idx]]
+        names = ([at(operand, q) for q in elems], [at(res, idx)])
+        panel = bitcast_panel(operand_vals, result_vals, src, dst, names)
+        kind, where = "join", {"operand": at(operand, idx + (":",)), "result": names[1][0]}
+    else:
+        operand_vals, result_vals = [x[idx]], [y[idx]]
+        names = ([at(operand, idx)], [at(res, idx)])
+        panel = bitcast_panel(operand_vals, result_vals, src, dst, names)
+        kind, where = "same", {"operand": names[0][0], "result": names[1][0]}
+    ins = [bit_view(v, src) for v in operand_vals]
+    outs = [bit_view(v, dst) for v in result_vals]
+    steps = [Step("operand", Msg("conversion.bitcast.operand.formula"), hexbits(ins) if len(ins) > 1
+                  else hexbits(ins)[0],
+                  substituted=Msg("conversion.bitcast.operand.substituted", operand=where["operand"])),
+             Step("result", Msg(f"conversion.bitcast.{kind}.formula"), y[idx],
+                  substituted=Msg(f"conversion.bitcast.{kind}.substituted", **where,
+                                  bits=" ".join(hexbits(outs))))]
+    return Explanation(ctx.op.name, idx, steps, y[idx], [Msg("conversion.bitcast.note.order")], 0,
+                       bits=[panel])
+
+
 @op("stablehlo.bitcast_convert", aliases=("BitcastConvertType",), verify=_verify_bitcast,
-    infer=infer_bitcast_convert, family="conversion", provenance=bitcast_provenance)
+    infer=infer_bitcast_convert, family="conversion", provenance=bitcast_provenance,
+    explain=bitcast_explain)
 def bitcast_convert(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """The operand's bits read as the result type; the last dimension splits or joins when
     the element bit widths differ."""

@@ -49,7 +49,15 @@ from hlolab.numerics import takes_first
 from hlolab.ops.common import reject_quantized, tensor_type, wrap_int
 from hlolab.ops.record import Attrs, InferError, Inferred, Partial
 from hlolab.ops.registry import OpCall, op
-from hlolab.trace.explain import elementwise_explain
+from hlolab.trace.bits import (
+    BitPanel,
+    clz_panel,
+    narrow_float_panel,
+    popcnt_panel,
+    round_integral_panel,
+    shift_panel,
+)
+from hlolab.trace.explain import Explanation, element_at, elementwise_explain
 from hlolab.trace.provenance import elementwise_provenance
 from hlolab.types import (
     ALL_ELEMENT_TYPE_NAMES,
@@ -332,13 +340,59 @@ def _check_runtime_shapes(ctx: OpCall, args: Sequence[Any]) -> None:
                              f"{', '.join(str(np.shape(a)) for a in args)}", ctx.loc)
 
 
+# the bit view of one element: (ctx, operand elements, result element, labels) -> panel
+BitsFn = Callable[[OpCall, list[Any], Any, list[str]], BitPanel | None]
+
+
+def _element_labels(ctx: OpCall, idx: tuple[int, ...], inputs: list[Any]) -> list[str]:
+    """``%x[i, j]`` for each operand element and the result element (spec symbols)."""
+    where = f"[{', '.join(map(str, idx))}]" if idx else ""
+    names = [(v.name + (where if np.ndim(x) else "")) for v, x in zip(ctx.op.operands, inputs, strict=False)]
+    return names + [(ctx.op.results[0].name if ctx.op.results else "result") + where]
+
+
+def _narrow_float_bits(fn: Callable[..., Any]) -> BitsFn:
+    """A result of a float type narrower than f32 that ``fn`` computes in f32: its rounding
+    to the result type (None when no rounding happens: sign-bit ops, selections)."""
+
+    def bits(ctx: OpCall, xs: list[Any], y: Any, labels: list[str]) -> BitPanel | None:
+        t = ctx.result_types[0]
+        if not (isinstance(t, TensorType) and isinstance(t.element, ElementType)
+                and t.element.is_float and t.dtype in _NARROW_FLOATS):
+            return None
+        with np.errstate(all="ignore"):
+            exact = np.asarray(fn(ctx, *[np.asarray(x).reshape(1) for x in xs]))
+        if exact.dtype != np.float32:
+            return None
+        return narrow_float_panel(exact.reshape(-1)[0], y, t.element, labels[-1])
+
+    return bits
+
+
+def _bits_explainer(bits: BitsFn) -> Callable[..., Explanation]:
+    """The generic element-wise explanation with the element's bit view attached."""
+
+    def explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int, index: tuple) -> Explanation:
+        e = elementwise_explain(ctx, inputs, outputs, result, index)
+        xs = [element_at(v, e.index) for v in inputs if isinstance(v, np.ndarray)]
+        panel = bits(ctx, xs, outputs[result][e.index], _element_labels(ctx, e.index, inputs))
+        if panel is not None:
+            e.bits.append(panel)
+        return e
+
+    return explain
+
+
 def elementwise_op(name: str, alias: str, verify: Callable[[OpCall], None], quantized: bool = False,
-                   infer: InferFn | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+                   infer: InferFn | None = None,
+                   bits: BitsFn | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register an element-wise op; ``fn(ctx, *operands)`` computes the values.
 
     ``fn`` may return values in a wider compute type (f32 for bf16 operands):
     they are rounded once, here, to the result element type. ``infer`` defaults
-    to the operands' common type (``fn``'s operand count).
+    to the operands' common type (``fn``'s operand count). ``bits`` gives the bit
+    view explain() attaches (default: the rounding of an f32 result to a narrower
+    float result type).
     """
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -357,7 +411,7 @@ def elementwise_op(name: str, alias: str, verify: Callable[[OpCall], None], quan
         evaluate.__name__ = fn.__name__
         arity = fn.__code__.co_argcount - 1  # the operands after ctx
         op(name, aliases=(alias,), verify=verify, provenance=elementwise_provenance, elementwise=True,
-           explain=elementwise_explain, infer=infer or infer_same_type(arity),
+           explain=_bits_explainer(bits or _narrow_float_bits(fn)), infer=infer or infer_same_type(arity),
            family="elementwise")(evaluate)
         return evaluate
 
@@ -655,14 +709,18 @@ def ceil(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
 
 
 @elementwise_op("stablehlo.round_nearest_even", "RoundNearestEven",
-                same_type_verifier(FLOAT_Q, ("operand",)))
+                same_type_verifier(FLOAT_Q, ("operand",)),
+                bits=lambda ctx, xs, y, labels: round_integral_panel(xs[0], y, _et(ctx), "nearest_even",
+                                                                     (labels[0], labels[-1])))
 def round_nearest_even(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """roundToIntegralTiesToEven: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2."""
     return np.rint(_compute(operand))
 
 
 @elementwise_op("stablehlo.round_nearest_afz", "RoundNearestAfz",
-                same_type_verifier(FLOAT_Q, ("operand",)))
+                same_type_verifier(FLOAT_Q, ("operand",)),
+                bits=lambda ctx, xs, y, labels: round_integral_panel(xs[0], y, _et(ctx), "nearest_away",
+                                                                     (labels[0], labels[-1])))
 def round_nearest_afz(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """roundToIntegralTiesToAway: 0.5 -> 1, -2.5 -> -3."""
     x = _compute(operand)
@@ -859,7 +917,8 @@ def not_(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
 _INT1 = same_type_verifier(INT, ("operand",), relation="type")
 
 
-@elementwise_op("stablehlo.popcnt", "PopulationCount", _INT1)
+@elementwise_op("stablehlo.popcnt", "PopulationCount", _INT1,
+                bits=lambda ctx, xs, y, labels: popcnt_panel(xs[0], y, _et(ctx), (labels[0], labels[-1])))
 def popcnt(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """The number of bits set in the operand's bit pattern (wrapped to the type: i2 has 2 -> -2)."""
     et = _et(ctx)
@@ -876,7 +935,8 @@ def _bit_length(p: np.ndarray) -> np.ndarray:
     return length + (p != 0).astype(np.uint64)
 
 
-@elementwise_op("stablehlo.count_leading_zeros", "Clz", _INT1)
+@elementwise_op("stablehlo.count_leading_zeros", "Clz", _INT1,
+                bits=lambda ctx, xs, y, labels: clz_panel(xs[0], y, _et(ctx), (labels[0], labels[-1])))
 def count_leading_zeros(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """The number of leading zero bits in the operand's bit-width pattern."""
     et = _et(ctx)
@@ -886,6 +946,13 @@ def count_leading_zeros(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
 _SHIFT = same_type_verifier(INT, relation="type")
 
 
+def _shift_bits(kind: str) -> BitsFn:
+    def bits(ctx: OpCall, xs: list[Any], y: Any, labels: list[str]) -> BitPanel:
+        return shift_panel(xs[0], xs[1], y, _et(ctx), kind, (labels[0], labels[1], labels[-1]))
+
+    return bits
+
+
 def _shift_amount(rhs: np.ndarray, et: ElementType) -> tuple[np.ndarray, np.ndarray]:
     """(in_range, amount): the amount read as unsigned, clipped to bits - 1 where out of range."""
     amount = _bits(rhs, et)
@@ -893,7 +960,7 @@ def _shift_amount(rhs: np.ndarray, et: ElementType) -> tuple[np.ndarray, np.ndar
     return in_range, np.where(in_range, amount, np.uint64(et.bits - 1))
 
 
-@elementwise_op("stablehlo.shift_left", "ShiftLeft", _SHIFT)
+@elementwise_op("stablehlo.shift_left", "ShiftLeft", _SHIFT, bits=_shift_bits("left"))
 def shift_left(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """lhs << rhs; 0 when rhs is negative or >= the bit width."""
     et = _et(ctx)
@@ -901,7 +968,8 @@ def shift_left(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return wrap_int(np.where(in_range, _bits(lhs, et) << amount, np.uint64(0)), et)
 
 
-@elementwise_op("stablehlo.shift_right_logical", "ShiftRightLogical", _SHIFT)
+@elementwise_op("stablehlo.shift_right_logical", "ShiftRightLogical", _SHIFT,
+                bits=_shift_bits("right_logical"))
 def shift_right_logical(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """lhs >> rhs filling with zeros; 0 when rhs is negative or >= the bit width."""
     et = _et(ctx)
@@ -909,7 +977,8 @@ def shift_right_logical(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.nda
     return wrap_int(np.where(in_range, _bits(lhs, et) >> amount, np.uint64(0)), et)
 
 
-@elementwise_op("stablehlo.shift_right_arithmetic", "ShiftRightArithmetic", _SHIFT)
+@elementwise_op("stablehlo.shift_right_arithmetic", "ShiftRightArithmetic", _SHIFT,
+                bits=_shift_bits("right_arithmetic"))
 def shift_right_arithmetic(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """lhs >> rhs filling with the top bit; all top bits when rhs is negative or >= the bit width."""
     et = _et(ctx)

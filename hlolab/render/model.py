@@ -171,7 +171,7 @@ def _fan_outlines(cells: OpCells, result: int, index: Index, element: int) -> li
     out: list[Outline] = []
     framed: dict[int, list[np.ndarray]] = {}
     for f in cells.prov.window(result, index):
-        fm = cells._framed(f.operand)
+        fm = cells.framed(f.operand)
         if fm is not None and f.position is not None:
             pos = np.asarray(f.position)
             framed.setdefault(fm.operand, []).append(pos.reshape(-1, pos.shape[-1]))

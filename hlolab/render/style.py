@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from hlolab.trace.roles import (  # noqa: F401 - the renderers' one import for colours
+    BIT_FIELD_COLORS,
+    BIT_MARK_COLORS,
     ROLE_COLORS,
     ROLE_LABELS,
     ROLE_ORDER,

@@ -78,6 +78,7 @@ class Explanation:
     notes: list[Msg] = field(default_factory=list)
     result: int = 0
     index_roles: dict[int, DimRole] | None = None  # what each dim of ``index`` is (batch, offset, …)
+    bits: list[Any] = field(default_factory=list)  # hlolab.trace.bits.BitPanel, where the op is about bits
 
     def result_roles(self) -> dict[int, DimRole] | None:
         """What each dimension of the result index is: ``index_roles``, else the roles of

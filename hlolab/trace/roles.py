@@ -83,6 +83,22 @@ DIM_KINDS: dict[str, str] = {
     "clamped": "clamped", "in_range": "offset", "sliced": "offset",
 }
 
+# bit views (hlolab.trace.bits): a fill per field kind (Tol "light", text stays black on them)
+# and an ink per bit mark, one table for the TUI and the renderers
+BIT_FIELD_COLORS: dict[str, str] = {
+    "sign": "#FFAABB",            # pink
+    "exponent": "#EEDD88",        # light yellow
+    "mantissa": "#99DDFF",        # light cyan
+    "twos_complement": "#BBCC33",  # pear
+    "unsigned": "#BBCC33",
+    "bool": "#BBCC33",
+}
+BIT_MARK_COLORS: dict[str, str] = {
+    "kept": "#117733", "guard": "#CC3311", "sticky": "#EE7733", "dropped": "#777777",
+    "changed": "#AA3377", "shifted_out": "#777777", "shifted_in": "#0077BB", "fill": "#0077BB",
+    "set": "#117733", "leading_zero": "#777777", "first_one": "#117733", "extended": "#0077BB",
+}
+
 
 def dim_color(kind: str) -> str:
     """The text colour of a dimension role's kind."""

@@ -172,7 +172,8 @@ class OpCells:
                 groups += self.source_cells(operand, role, rows)
         return [g for g in groups if len(g.indices)]
 
-    def _framed(self, operand: int | None) -> FrameMap | None:
+    def framed(self, operand: int | None) -> FrameMap | None:
+        """The frame an operand (or a padding-value operand) is read in, None when it has none."""
         for fm in self.frames.values():
             if operand == fm.operand or operand in fm.pad_operands:
                 return fm
@@ -180,7 +181,7 @@ class OpCells:
 
     def _fan_cells(self, fv: Any) -> list[CellGroup]:
         valid = np.asarray(fv.valid, dtype=bool)
-        fm = self._framed(fv.operand)
+        fm = self.framed(fv.operand)
         out: list[CellGroup] = []
         if fm is not None and fv.position is not None:
             pos = np.asarray(fv.position)[valid].reshape(int(valid.sum()), len(fm.shape))
@@ -203,7 +204,7 @@ class OpCells:
         return out
 
     def source_cells(self, operand: int | None, role: str, rows: list[tuple[int, ...]]) -> list[CellGroup]:
-        fm = self._framed(operand)
+        fm = self.framed(operand)
         if operand is None:
             if fm is None:
                 return []
