@@ -217,6 +217,7 @@ def cmd_explain(ns: argparse.Namespace) -> int:
     print(f"{ns.value}{list(e.index)} = {e.event.op.name}{loc}, {e.event.frame.describe()}")
     if e.explanation is not None:
         print(format_explanation(e.explanation))
+        _print_bits(e.explanation)
     if e.sources:
         print("sources:")
         for s in e.sources:
@@ -225,6 +226,15 @@ def cmd_explain(ns: argparse.Namespace) -> int:
         for label, producer in dict.fromkeys((s.label, s.producer) for s in e.sources if s.label):
             print(f"  {label} = {producer}")
     return 0
+
+
+def _print_bits(explanation: Any) -> None:
+    """The bit views of an op about bits (convert, reduce_precision, shifts, ...)."""
+    from hlolab.trace.bits import format_bits
+
+    for panel in getattr(explanation, "bits", None) or []:
+        print()
+        print(format_bits(panel))
 
 
 def _is_op_name(word: str) -> bool:
@@ -256,7 +266,9 @@ def _explain_op(ns: argparse.Namespace) -> int:
     print(f"{event.op.results[r].name}{list(idx)} = {event.op.name}")
     opdef = lookup(event.op.name)
     if opdef is not None and opdef.explain is not None:
-        print(format_explanation(opdef.explain(event.call, event.inputs, event.outputs, r, idx)))
+        explanation = opdef.explain(event.call, event.inputs, event.outputs, r, idx)
+        print(format_explanation(explanation))
+        _print_bits(explanation)
     prov = event.provenance()
     if prov is not None:
         print("sources:")

@@ -496,6 +496,19 @@ def draw_diagram(event: Any, elements: Sequence[tuple[int, tuple[int, ...]]] | N
         board.height = max(board.height, legend_y + 0.9 * (len(roles) + len(cell_kinds)))
         labels = {r: view.role_label(r) for r in roles}
         board.width = max(board.width, 1.0 + max(len(labels[r]) for r in roles) * 0.2)
+    # bit views (an op about bits: convert, reduce_precision, shifts, ...) under the legend
+    bit_panels = list(getattr(explanations[0], "bits", None) or []) if single and explain else []
+    bits_at: list[tuple[Any, float, float]] = []
+    if bit_panels:
+        from hlolab.render.bits import panel_size
+
+        y = legend_y + 0.9 * (len(roles) + len(cell_kinds)) + 1.0
+        for panel in bit_panels:
+            w, h = panel_size(panel, board.cell_inches)
+            bits_at.append((panel, view.x, y))
+            board.width = max(board.width, view.x + w)
+            y += h + 0.8
+        board.height = max(board.height, y)
     board.draw()
     groups: list[list[CellGroup]] = []
     for k, (r, idx) in enumerate(chosen):
@@ -513,6 +526,14 @@ def draw_diagram(event: Any, elements: Sequence[tuple[int, tuple[int, ...]]] | N
         board.legend(roles, view.x, legend_y, cell_kinds, labels)
     if lines:
         _draw_lines(board, lines, right, text_y)
+    if bits_at:
+        from hlolab.render.bits import draw_bit_panel
+        from hlolab.trace.bits import format_bits
+
+        for panel, x, y in bits_at:
+            draw_bit_panel(board.ax, panel, x, y, board.cell_inches)
+        lines = lines + [[("", INK)]] + [[(ln, INK)] for p, _, _ in bits_at
+                                         for ln in format_bits(p).splitlines()]
     plain = "\n".join(_plain(ln) for ln in lines)
     return Rendered(board.fig, board, view, chosen, groups, plain, models)
 

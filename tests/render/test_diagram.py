@@ -544,3 +544,19 @@ def test_elements_no_update_or_window_reaches_say_so_in_the_title(tmp_path):
     assert r.models[0].outlines == [] and r.models[0].marks == []
     png = style.save_figure(r.fig, tmp_path / "s.png")
     assert Image.open(png).size[0] > 100
+
+
+def test_an_op_about_bits_draws_its_bit_view(tmp_path):
+    """reduce_precision to e5m2 of 4/3 (0 01111111 0101…011): kept mantissa bits 01, the guard
+    bit 0 -> round down, 1.25 = 0 01111111 0100…0."""
+    from hlolab.render import export
+
+    target = export.op_target("reduce_precision", "default",
+                              {"exponent_bits": "5", "mantissa_bits": "2"}, [(0, 1)])
+    r = draw_diagram(target.event, target.elements)
+    assert float(target.event.outputs[0][0, 1]) == 1.25
+    assert "guard bit 0, below half a unit of the last kept bit -> round down, keep 01" in r.text
+    texts = [t.get_text() for t in r.board.ax.texts]
+    assert "reduce_precision to e5m2, bit by bit" in texts
+    png = style.save_figure(r.fig, tmp_path / "rp.png")
+    assert Image.open(png).size[1] > 1000  # the panel is drawn under the tensors, not cut
