@@ -252,14 +252,23 @@ def _step_lines(n: int, s: Step, width: int, max_children: int = MAX_CHILDREN) -
     lines += _wrap_line([("     = ", INK)] + value, width, 7)
     if s.dim_roles:
         lines += _roles_lines(s.dim_roles, text(Msg("explain.dims", roles="")), 5, width)
-    for c in s.children[:max_children]:
+    lines += _child_lines(s.children, 5, width, max_children)
+    return lines
+
+
+def _child_lines(children: list[Step], indent: int, width: int, max_children: int) -> list[Line]:
+    """Sub-steps, each ``name = value   (substituted)``, their own sub-steps indented under
+    them (a scatter update's index, update value and running value), none cut."""
+    lines: list[Line] = []
+    for c in children[:max_children]:
         parts = step_parts(c)
         line = f"{parts[0]} = {parts[-1]}" + (f"   ({parts[-2]})" if len(parts) > 2 else "")
         if c.before_clamp is not None:
             line += "  " + text(Msg("render.clamped_from", value=c.before_clamp))
-        lines += _wrapped(line, INK, 5, width, max_lines=None)
-    if len(s.children) > max_children:
-        lines.append([("     " + text(Msg("explain.more", count=len(s.children) - max_children)),
+        lines += _wrapped(line, INK, indent, width, max_lines=None)
+        lines += _child_lines(c.children, indent + 3, width, max_children)
+    if len(children) > max_children:
+        lines.append([(" " * indent + text(Msg("explain.more", count=len(children) - max_children)),
                        style.MUTED_TEXT)])
     return lines
 
@@ -464,15 +473,18 @@ def draw_diagram(event: Any, elements: Sequence[tuple[int, tuple[int, ...]]] | N
         if head:  # a degenerate element says so first: "no update lands on result[2, 0]: ..."
             title = f"{title}   ({head})"
     board = Board(title)
+    found = [explanation_of(event, r, idx) for r, idx in chosen]
+    models = [element_model(view, e, r, idx, k)
+              for k, ((r, idx), e) in enumerate(zip(chosen, found, strict=True))]
+    # a ghost slice left of its operand (a start clamped up from below 0) needs room
+    view.x = max([0.0] + [float(-o.lo[-1]) for m in models for o in m.outlines
+                          if o.kind == "unclamped" and o.key.startswith("operand") and o.lo])
     view.build(board=board)
     board.clear_operand_labels(gap=1.5)
     for n, line in enumerate(attrs):
         board.add_text(0.0, 0.1 + n * lh, line, fontsize=7.5, color=style.MUTED_TEXT,
                        width=len(line) * 0.16)
     single = len(chosen) == 1
-    found = [explanation_of(event, r, idx) for r, idx in chosen]
-    models = [element_model(view, e, r, idx, k)
-              for k, ((r, idx), e) in enumerate(zip(chosen, found, strict=True))]
     explanations = found if explain else [None] * len(chosen)
     lines: list[Line] = []
     if explain:

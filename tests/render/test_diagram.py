@@ -526,6 +526,8 @@ def test_an_empty_result_gives_a_picture_that_says_so(op, params, tmp_path):
     assert target.event.outputs[0].size == 0
     path, _ = export.write(target, "png", tmp_path / f"{op}.png")
     assert Image.open(path).size[0] > 100
+    gif, frames = export.write(target, "gif", tmp_path / f"{op}.gif")
+    assert frames == 1 and Image.open(gif).n_frames == 1
     r = draw_diagram(target.event)
     assert "has no elements: there is no element to explain" in r.text
     assert any(t.get_text() == "∅ 0 elements" for t in r.board.ax.texts)
@@ -560,3 +562,35 @@ def test_an_op_about_bits_draws_its_bit_view(tmp_path):
     assert "reduce_precision to e5m2, bit by bit" in texts
     png = style.save_figure(r.fig, tmp_path / "rp.png")
     assert Image.open(png).size[1] > 1000  # the panel is drawn under the tensors, not cut
+
+
+def test_dynamic_slice_clamped_start_draws_the_slice_and_its_unclamped_ghost():
+    """operand 4x5 (iota from 1), slice 2x3 at start (3, -1): clamped to (2, 0); result[1, 1] =
+    operand[3, 1] = 17. The ghost sits where (3, -1) would have put the slice: rows 3..4,
+    cols -1..1, left of the operand, so the operand is drawn one cell further right."""
+    from hlolab.render import export
+
+    t = export.op_target("dynamic_slice", "default", {"start_indices": "3,-1"}, [(1, 1)])
+    r = draw_diagram(t.event, t.elements)
+    from hlolab.render.model import Outline
+    assert float(t.event.outputs[0][1, 1]) == 17.0
+    assert r.models[0].outlines == [Outline("operand0", "slice", (2, 0), (4, 3)),
+                                    Outline("operand0", "unclamped", (3, -1), (5, 2))]
+    assert r.board.views["operand0"].x == 1.0
+    from matplotlib.patches import Rectangle
+
+    dashed = [p for p in r.board.ax.patches if isinstance(p, Rectangle) and p.get_linestyle() not in ("-", "solid")]
+    assert len(dashed) == 1 and dashed[0].get_x() == 0.0 and dashed[0].get_width() == 3.0
+
+
+def test_scatter_with_duplicate_indices_writes_every_running_value():
+    """scatter_add: x = 1..12 (4x3), updates 10..60 (2x3), both rows land on row 1: result[1, 2]
+    = 6 + 30 + 60, updated 6 -> 36 -> 96 in update order."""
+    ev = scatter_add()
+    r = draw_diagram(ev, [(0, (1, 2))])
+    assert float(ev.outputs[0][1, 2]) == 96.0
+    flat = " ".join(r.text.split())
+    first = "results[0][result_index] = 36.0 (add(6.0, 30.0))"
+    second = "results[0][result_index] = 96.0 (add(36.0, 60.0))"
+    assert first in flat and second in flat and flat.index(first) < flat.index(second)
+    assert r.text.rstrip().splitlines()[0] == "result[1, 2] = 96.0"
