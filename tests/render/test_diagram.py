@@ -111,7 +111,8 @@ def scatter_add():
     return event_of(text, [f32(4, 3), np.array([[1], [1]], np.int32), f32(2, 3) * 10], "stablehlo.scatter")
 
 
-def select_and_scatter():
+def select_and_scatter(window: str = "window_dimensions = array<i64: 2, 2>, "
+                                      "window_strides = array<i64: 2, 2>"):
     text = """func.func @main(%x: tensor<4x4xf32>, %s: tensor<2x2xf32>) -> tensor<4x4xf32> {
   %init = stablehlo.constant dense<0.0> : tensor<f32>
   %0 = "stablehlo.select_and_scatter"(%x, %s, %init) ({
@@ -122,10 +123,10 @@ def select_and_scatter():
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %t = stablehlo.add %a, %b : tensor<f32>
       stablehlo.return %t : tensor<f32>
-  }) {window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 2, 2>}
+  }) {WINDOW}
      : (tensor<4x4xf32>, tensor<2x2xf32>, tensor<f32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
-}"""
+}""".replace("WINDOW", window)
     x = np.array([[1, 5, 2, 0], [3, 4, 9, 1], [0, 0, 1, 2], [7, 1, 3, 8]], np.float32)
     return event_of(text, [x, np.array([[10, 20], [30, 40]], np.float32)], "stablehlo.select_and_scatter")
 
@@ -455,23 +456,8 @@ def test_long_derivations_are_not_cut():
 
 def select_and_scatter_padded():
     """3x3 windows, stride 2, padding 1 on the 4x4 operand of ``select_and_scatter``."""
-    ev = select_and_scatter()
-    src = """func.func @main(%x: tensor<4x4xf32>, %s: tensor<2x2xf32>) -> tensor<4x4xf32> {
-  %init = stablehlo.constant dense<0.0> : tensor<f32>
-  %0 = "stablehlo.select_and_scatter"(%x, %s, %init) ({
-    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
-      %c = stablehlo.compare GE, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
-      stablehlo.return %c : tensor<i1>
-  }, {
-    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
-      %t = stablehlo.add %a, %b : tensor<f32>
-      stablehlo.return %t : tensor<f32>
-  }) {window_dimensions = array<i64: 3, 3>, window_strides = array<i64: 2, 2>,
-      padding = dense<1> : tensor<2x2xi64>}
-     : (tensor<4x4xf32>, tensor<2x2xf32>, tensor<f32>) -> tensor<4x4xf32>
-  return %0 : tensor<4x4xf32>
-}"""
-    return event_of(src, list(ev.inputs[:2]), "stablehlo.select_and_scatter")
+    return select_and_scatter("window_dimensions = array<i64: 3, 3>, window_strides = array<i64: 2, 2>, "
+                              "padding = dense<1> : tensor<2x2xi64>")
 
 
 def test_select_and_scatter_with_padding_is_drawn_in_its_padded_frame():
