@@ -15,11 +15,14 @@ Numerical choices the spec leaves open (DESIGN.md "Numerics"; we match XLA:CPU):
 
 * Floats narrower than f32 (bf16, f16, f8*, ...) are multiplied and summed in
   f32 and rounded once to the result type, as XLA:CPU does. f32 stays f32 (BLAS
-  sgemm), f64 and complex use numpy's matmul in their own precision; when the
-  result type is wider than the operands (f32 x f32 -> f64) the operands are
-  converted to it first (exact) and everything is computed there.
-* The summation order is BLAS's (blocked / pairwise), not the row-major
-  schedule that provenance and explain show; explain says so.
+  sgemm), f64 and complex compute in their own precision (complex<f32> in f32
+  parts); when the result type is wider than the operands (f32 x f32 -> f64)
+  the operands are converted to it first (exact) and everything is computed there.
+* The summation order: complex dot_general and f64 / complex convolution sum in
+  XLA:CPU's own order (the section "XLA:CPU's summation orders": Eigen's kernels,
+  XLA's loop nests and rewrites), bit-exact with it; the others in BLAS's order
+  (blocked / pairwise). Neither is the row-major schedule that provenance and
+  explain show; explain says which order summed the element.
 * Integers are exact: products and sums in int64 (uint64 for unsigned types),
   i.e. mod 2^64, then wrapped to the result width (i8 x i8 -> i32 is exact).
   i1 operands: multiply is ``and``, add is ``or`` (the spec's boolean add/mul).
@@ -147,10 +150,9 @@ def compute_dtype(lhs: ElementType, result: ElementType) -> np.dtype:
     """The dtype products and sums are computed in (see the module doc)."""
     if lhs.is_bool or lhs.is_int:
         return np.dtype(np.uint64 if lhs.is_unsigned else np.int64)
-    if lhs.is_complex or result.is_complex:
-        wide = (lhs.is_complex and lhs.component.bits == 64) or (result.is_complex and
-                                                                 result.component.bits == 64)
-        return np.dtype(np.complex128 if wide or lhs.bits == 64 else np.complex64)
+    if lhs.is_complex or result.is_complex:  # complex<f32> stays complex64 (XLA sums in its parts' f32)
+        wide = any(t.is_complex and t.component.bits == 64 for t in (lhs, result))
+        return np.dtype(np.complex128 if wide else np.complex64)
     return np.dtype(np.float64 if lhs.bits == 64 or result.bits == 64 else np.float32)
 
 
@@ -182,6 +184,454 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if a.shape[0] == 1:  # one batch: a plain 2-D matmul (BLAS gemm, no batch loop)
             return np.matmul(a[0], b[0])[None]
         return np.matmul(a, b)
+
+
+# --- XLA:CPU's summation orders --------------------------------------------------------------
+#
+# The spec leaves a contraction's summation order to the implementation ("an implementation-
+# defined ... binary tree"). Where XLA:CPU (x86-64 jaxlib) sums in an order that can be written
+# down, hlolab sums the same way and its results are bit-exact with XLA's; the rule below was read
+# from XLA's and Eigen's sources and confirmed by measurement (tests/ops/test_contraction_order.py,
+# tests/oracle/differential/test_diff_contraction.py).
+#
+# complex dot_general. Per batch element, with (M, K) x (K, N) the canonical matmul (lhs free dims
+# flattened to M, rhs free dims to N, contracting dims to K, as XLA's DotDecomposer does):
+# * K == 1: XLA rewrites the dot to a multiply. LLVM contracts a multiply feeding an add into one
+#   fused multiply-add, so re = fma(a.re, b.re, -(a.im*b.im)), im = fma(a.im, b.re, a.re*b.im)
+#   (the other product rounded) -- "the fused complex product"; where N == 1 < M (a column times
+#   one value) LLVM fuses a.re*b.im instead.
+# * M == N == 1 (two vectors): multiply + reduce. K <= 32: one unrolled loop from 0,
+#   re += fused re-product; im = fma(a.im, b.re, fma(a.re, b.im, im)). K > 32: the fused complex
+#   products summed by XLA's tree reduction: windows of 32 over the K values padded evenly on both
+#   sides, each window summed in order from 0, then the window sums the same way. Operands not laid
+#   out as (batch, contracting) dims make XLA transpose inside the fusion, and LLVM's choice of the
+#   first fused imaginary product follows its code (``vector_dot_flipped``, measured; not guaranteed,
+#   ``xla_dot_guaranteed``).
+# * M == 1: Eigen's matrix-vector kernel (gemv): each complex product rounded part by part
+#   (re = a.re*b.re - a.im*b.im, every product and the difference rounded), added in k order from 0;
+#   for K >= 128 in blocks of 16 k (4 when N elements exceed 32 KiB), each block added to the result;
+#   complex<f32>'s last row of an odd N runs Eigen's scalar code (C's complex multiply, whose
+#   C11 Annex G recovery turns some NaN results of infinite operands into infinities, ``c_multiply``).
+# * otherwise Eigen's matrix kernel (gebp, built for AVX without FMA: every product is rounded before
+#   it is added) with Eigen's rows = N and columns = M (XLA swaps the operands of a row-major
+#   product). The complex kernel keeps four real sums, S1 = sum a.re*b.re, S2 = sum a.re*b.im,
+#   S3 = sum a.im*b.re, S4 = sum a.im*b.im, and returns re = S1 - S4, im = S2 + S3. How each sum
+#   runs over k depends on the register block the element falls in (``gebp_regions``): rows in
+#   blocks of 2 packets (c64: 8 rows, c128: 4) one running sum; then single packets and half
+#   packets: for columns in groups of 4, even and odd k in two sums over the first K & ~7 k, added,
+#   then the rest; for the last M % 4 columns one sum; c64's last odd row: columns in groups of 4
+#   keep four sums (k mod 4) over the first K & ~3 k, combined (s0 + s1) + (s2 + s3), then the rest;
+#   the last columns there use the scalar complex product (C's, as gemv's last row). Every block
+#   ends with Eigen's res += alpha * sum, alpha = 1: a complex product by (1, 0) (no -0 survives).
+#   Above Eigen's cache block
+#   (K > 336 c64 / 248 c128 with a 32 KiB L1) the sum runs in k blocks of Eigen's single-threaded
+#   blocking, each added to the result; when Eigen's cost model runs a larger product on several
+#   threads (it depends on the thread pool) the blocks are 320 / 248 k instead (measured), so there
+#   the order is not guaranteed.
+#
+# f64 and complex convolution: XLA:CPU runs Eigen's convolution for f16 / f32 only; the others are
+# its own loop nest: per output element one running sum from 0 over the kernel positions (row-major
+# over the kernel spatial dims) and, inside, the group's input features, each product fused into
+# the add (f64: fma(x, w, sum); complex: sum + the fused complex product); a position on padding or
+# on an lhs_dilation hole is skipped. Where the kernel has more positions than the input, XLA's
+# algebraic simplifier swaps the operands and the loop visits the swapped dims backwards
+# (``xla_swapped_dims``). Bit-exact where the loop tests no positions; padding, holes and groups
+# (XLA turns a group of more than one input feature, and batch groups, into an lhs-dilated spatial
+# dim) let LLVM hoist a product out of its fused add now and then (``xla_conv_conditional``, 7 of
+# 6946 elements measured); for complex, LLVM fuses either imaginary product depending on the loop's
+# shape, so complex convolution is XLA's order but not guaranteed bit-exact.
+#
+# Other types keep numpy/BLAS (XLA:CPU sums real dots in YNNPACK / oneDNN kernels and f32
+# convolutions in Eigen's, whose orders are not modelled).
+
+XLA_TREE_WINDOW = 32  # XLA:CPU's tree reduction window (and the unrolled vector-dot limit)
+EIGEN_L1_BYTES = 32 * 1024  # the L1 data cache Eigen's blocking assumes (its default; x86-64 parts)
+EIGEN_GEMV_BLOCK_MIN_K = 128  # gemv sums K >= this in blocks of columns
+_SUM_CHUNK = 1 << 22  # products materialized at once by _running_sum
+
+
+def fma(a: Any, b: Any, c: Any) -> np.ndarray:
+    """a * b + c rounded once (IEEE-754 fusedMultiplyAdd) on f32 / f64 values, as XLA:CPU's
+    contracted multiply-adds compute it. f32: the product is exact in f64, the sum is rounded to
+    odd there and then to f32 (one correct rounding: f64 has more than two extra bits). f64:
+    Dekker's exact product p + e, Knuth's two-sum of c + p, the small parts' sum rounded to odd,
+    one final rounding (Boldo and Melquiond's emulated FMA). Exact for |a*b| in [2^-960, 2^960]
+    and |a|, |b| < 2^995; beyond that, and for non-finite values, a*b + c rounded twice."""
+    a, b, c = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(c))
+    with np.errstate(all="ignore"):
+        if a.dtype == np.float32:
+            p = a.astype(np.float64) * b.astype(np.float64)
+            s, e = _two_sum(p, c.astype(np.float64))
+            return _round_to_odd(s, e).astype(np.float32)
+        split = 134217729.0  # 2^27 + 1: Veltkamp's split into 26-bit halves
+        p = a * b
+        ah = a * split - (a * split - a)
+        bh = b * split - (b * split - b)
+        al, bl = a - ah, b - bh
+        e = ((ah * bh - p) + ah * bl + al * bh) + al * bl  # a*b = p + e exactly
+        s, t = _two_sum(c, p)
+        u, v = _two_sum(t, e)
+        fused = s + _round_to_odd(u, v)
+        ap = np.abs(p)
+        ok = (np.isfinite(fused) & (ap <= 2.0 ** 960) & (ap >= 2.0 ** -960) & (np.abs(a) < 2.0 ** 995)
+              & (np.abs(b) < 2.0 ** 995))
+        return np.where(ok, fused, p + c)
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """s = a + b rounded and the exact error: a + b = s + e (Knuth)."""
+    s = a + b
+    v = s - a
+    return s, (a - (s - v)) + (b - v)
+
+
+def _round_to_odd(s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """The exact s + e (s = round(s + e)) rounded to odd: s when exact or odd, else its
+    neighbour towards e."""
+    bits = s.view(np.uint64 if s.dtype == np.float64 else np.uint32)
+    toward = np.nextafter(s, np.where(e > 0, np.inf, -np.inf).astype(s.dtype))
+    return np.where((e != 0) & ((bits & 1) == 0) & np.isfinite(s), toward, s)
+
+
+def fused_complex_product(ar: np.ndarray, ai: np.ndarray, br: np.ndarray, bi: np.ndarray,
+                          fuse_re_im: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """XLA:CPU's complex a * b once LLVM fuses it: (fma(a.re, b.re, -(a.im*b.im)),
+    fma(a.im, b.re, a.re*b.im)); ``fuse_re_im``: the imaginary part fuses the other product,
+    fma(a.re, b.im, a.im*b.re) (LLVM's choice where b is one value broadcast along a column)."""
+    with np.errstate(all="ignore"):
+        im = fma(ar, bi, ai * br) if fuse_re_im else fma(ai, br, ar * bi)
+        return fma(ar, br, -(ai * bi)), im
+
+
+def _complex_of(re: np.ndarray, im: np.ndarray, dt: np.dtype) -> np.ndarray:
+    out = np.empty(re.shape, dt)
+    out.real, out.imag = re, im
+    return out
+
+
+def _running_sum(terms: Any, ks: np.ndarray, carry: np.ndarray) -> np.ndarray:
+    """carry + t[ks[0]] + t[ks[1]] + ..., added left to right; ``terms(ks)`` gives the terms of
+    some k stacked on a leading axis (np.add.accumulate adds them in order)."""
+    step = max(1, _SUM_CHUNK // max(carry.size, 1))
+    with np.errstate(all="ignore"):
+        for i in range(0, len(ks), step):
+            t = terms(ks[i:i + step])
+            t[0] = carry + t[0]
+            carry = np.add.accumulate(t, axis=0, out=t)[-1].copy()
+    return carry
+
+
+def _outer_terms(x: np.ndarray, y: np.ndarray) -> Any:
+    """k -> x[:, :, k] (outer) y[:, k, :] for x (B, m, K), y (B, K, n): terms (c, B, m, n)."""
+    def terms(ks: np.ndarray) -> np.ndarray:
+        return np.moveaxis(x[:, :, ks], 2, 0)[..., None] * np.moveaxis(y[:, ks, :], 1, 0)[:, :, None, :]
+    return terms
+
+
+# Eigen's register blocking for complex on AVX: complex elements per packet, full and half
+_EIGEN_COMPLEX_PACKET = {np.dtype(np.complex64): (4, 2), np.dtype(np.complex128): (2, 1)}
+EIGEN_NR = 4  # columns per register block
+
+# how one of gebp's real sums runs over k (see the section comment)
+SEQUENTIAL, PAIRS, QUADS, SCALAR = "sequential", "pairs", "quads", "scalar"
+
+
+def gebp_regions(M: int, N: int, dt: np.dtype) -> list[tuple[slice, slice, str]]:
+    """Eigen gebp's blocks of a (M, N) complex product in (columns = m, rows = n), each with the
+    pattern of its sums; empty blocks included."""
+    lp, hp = _EIGEN_COMPLEX_PACKET[np.dtype(dt)]
+    two = N // (2 * lp) * (2 * lp)  # rows in blocks of 2 packets
+    one = two + (N - two) // lp * lp  # then single packets
+    half = one + (N - one) // hp * hp  # then half packets; c64 may leave one row
+    c4 = M // EIGEN_NR * EIGEN_NR
+    return [(slice(0, M), slice(0, two), SEQUENTIAL),
+            (slice(0, c4), slice(two, half), PAIRS), (slice(c4, M), slice(two, half), SEQUENTIAL),
+            (slice(0, c4), slice(half, N), QUADS), (slice(c4, M), slice(half, N), SCALAR)]
+
+
+def eigen_kc(K: int, M: int, N: int, dt: np.dtype) -> int:
+    """Eigen's single-threaded k block (evaluateProductBlockingSizesHeuristic) for a complex
+    product, L1 = EIGEN_L1_BYTES; K itself when the product is not blocked."""
+    size = np.dtype(dt).itemsize
+    mr = 2 * _EIGEN_COMPLEX_PACKET[np.dtype(dt)][0]
+    if max(K, M, N) < 48:
+        return K
+    max_kc = max(((EIGEN_L1_BYTES - mr * EIGEN_NR * size) // (mr * size + EIGEN_NR * size)) & ~7, 1)
+    if K <= max_kc:
+        return K
+    if K % max_kc == 0:
+        return max_kc
+    return max_kc - 8 * ((max_kc - 1 - K % max_kc) // (8 * (K // max_kc + 1)))
+
+
+def eigen_kc_threaded(dt: np.dtype) -> int:
+    """Eigen's k block when it runs a product on several threads (its cost model decides, by the
+    product's size and the thread pool's): 320 complex<f32>, 248 complex<f64> (measured)."""
+    size = np.dtype(dt).itemsize
+    mr = 2 * _EIGEN_COMPLEX_PACKET[np.dtype(dt)][0]
+    k = min((EIGEN_L1_BYTES - mr * EIGEN_NR * size) // (mr * size + EIGEN_NR * size), 320)
+    return max(8, k - k % 8)
+
+
+def _pattern_sum(terms: Any, K: int, pattern: str, zero: np.ndarray) -> np.ndarray:
+    ks = np.arange(K)
+    if pattern == SEQUENTIAL:
+        return _running_sum(terms, ks, zero)
+    if pattern == PAIRS:  # even / odd k apart over the loop peeled by 8
+        pk = K & ~7
+        both = _running_sum(terms, ks[0:pk:2], zero) + _running_sum(terms, ks[1:pk:2], zero)
+        return _running_sum(terms, ks[pk:], both)
+    e4 = K // 4 * 4  # QUADS: k mod 4 apart
+    s = [_running_sum(terms, ks[j:e4:4], zero) for j in range(4)]
+    return _running_sum(terms, ks[e4:], (s[0] + s[1]) + (s[2] + s[3]))
+
+
+def _store(acc_re: np.ndarray, acc_im: np.ndarray, tr: np.ndarray,
+           ti: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigen's ``res += alpha * t`` with alpha = 1: a complex product by (1, 0), then the add."""
+    one, zero = tr.dtype.type(1), tr.dtype.type(0)
+    with np.errstate(all="ignore"):
+        return acc_re + (tr * one - ti * zero), acc_im + (tr * zero + ti * one)
+
+
+def c_multiply(xr: Any, xi: Any, yr: Any, yi: Any) -> tuple[np.ndarray, np.ndarray]:
+    """x * y as C's complex multiply (std::complex, clang's __mulsc3 / __muldc3): (x.re*y.re -
+    x.im*y.im, x.re*y.im + x.im*y.re), every product rounded; where both parts come out NaN while
+    an operand or a product is infinite, recomputed as C11 Annex G says (an infinite result)."""
+    xr, xi, yr, yi = np.broadcast_arrays(*(np.asarray(v) for v in (xr, xi, yr, yi)))
+    with np.errstate(all="ignore"):
+        ac, bd, ad, bc = xr * yr, xi * yi, xr * yi, xi * yr
+        re, im = ac - bd, ad + bc
+        bad = np.isnan(re) & np.isnan(im)
+        if not bad.any():
+            return re, im
+        a, b, c, d = xr.copy(), xi.copy(), yr.copy(), yi.copy()
+
+        def box(v: np.ndarray, where: np.ndarray) -> np.ndarray:  # +-1 for an infinity, else +-0
+            return np.where(where, np.copysign(np.where(np.isinf(v), 1, 0).astype(v.dtype), v), v)
+
+        def unnan(v: np.ndarray, where: np.ndarray) -> np.ndarray:  # a NaN becomes +-0
+            return np.where(where & np.isnan(v), np.copysign(np.zeros_like(v), v), v)
+
+        first = bad & (np.isinf(a) | np.isinf(b))
+        a, b, c, d = box(a, first), box(b, first), unnan(c, first), unnan(d, first)
+        second = bad & (np.isinf(c) | np.isinf(d))
+        c, d, a, b = box(c, second), box(d, second), unnan(a, second), unnan(b, second)
+        third = bad & ~first & ~second & (np.isinf(ac) | np.isinf(bd) | np.isinf(ad) | np.isinf(bc))
+        a, b, c, d = (unnan(v, third) for v in (a, b, c, d))
+        again = first | second | third
+        inf = re.dtype.type(np.inf)
+        return (np.where(again, inf * (a * c - b * d), re), np.where(again, inf * (a * d + b * c), im))
+
+
+def _scalar_terms(xr: np.ndarray, xi: np.ndarray, yr: np.ndarray, yi: np.ndarray) -> Any:
+    """k -> the complex outer product of x[:, :, k] and y[:, k, :] as Eigen's scalar path computes
+    it (y's element times x's, C's complex multiply), re and im stacked: (c, 2, B, m, n)."""
+    def terms(ks: np.ndarray) -> np.ndarray:
+        xs = [np.moveaxis(v[:, :, ks], 2, 0)[..., None] for v in (xr, xi)]
+        ys = [np.moveaxis(v[:, ks, :], 1, 0)[:, :, None, :] for v in (yr, yi)]
+        return np.stack(c_multiply(ys[0], ys[1], xs[0], xs[1]), axis=1)
+    return terms
+
+
+def _store_scalar(acc_re: np.ndarray, acc_im: np.ndarray, tr: np.ndarray,
+                  ti: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigen's scalar ``res += alpha * t`` with alpha = 1 (C's complex multiply), then the add."""
+    one, zero = (np.full_like(tr, v) for v in (1, 0))
+    pr, pi = c_multiply(one, zero, tr, ti)
+    with np.errstate(all="ignore"):
+        return acc_re + pr, acc_im + pi
+
+
+def _gebp(ar: np.ndarray, ai: np.ndarray, br: np.ndarray, bi: np.ndarray,
+          dt: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    B, M, K = ar.shape
+    N = br.shape[2]
+    re = np.zeros((B, M, N), ar.dtype)
+    im = np.zeros((B, M, N), ar.dtype)
+    kc = eigen_kc(K, M, N, dt)
+    for k0 in range(0, K, kc):
+        kk = slice(k0, min(k0 + kc, K))
+        for ms, ns, pattern in gebp_regions(M, N, dt):
+            if ms.start >= ms.stop or ns.start >= ns.stop:
+                continue
+            xr, xi = ar[:, ms, kk], ai[:, ms, kk]
+            yr, yi = br[:, kk, ns], bi[:, kk, ns]
+            zero = np.zeros((B, ms.stop - ms.start, ns.stop - ns.start), ar.dtype)
+            n = kk.stop - kk.start
+            if pattern == SCALAR:
+                tr, ti = _running_sum(_scalar_terms(xr, xi, yr, yi), np.arange(n),
+                                      np.zeros((2,) + zero.shape, zero.dtype))
+                re[:, ms, ns], im[:, ms, ns] = _store_scalar(re[:, ms, ns], im[:, ms, ns], tr, ti)
+                continue
+            else:
+                s1, s2, s3, s4 = (_pattern_sum(_outer_terms(p, q), n, pattern, zero)
+                                  for p, q in ((xr, yr), (xr, yi), (xi, yr), (xi, yi)))
+                with np.errstate(all="ignore"):
+                    tr, ti = s1 - s4, s2 + s3
+            re[:, ms, ns], im[:, ms, ns] = _store(re[:, ms, ns], im[:, ms, ns], tr, ti)
+    return re, im
+
+
+def gemv_block(K: int, N: int, dt: np.dtype) -> int:
+    """Eigen gemv's k block: all of K below EIGEN_GEMV_BLOCK_MIN_K, else 16 (4 when a column of
+    N elements does not fit in L1)."""
+    if K < EIGEN_GEMV_BLOCK_MIN_K:
+        return max(K, 1)
+    return 16 if N * np.dtype(dt).itemsize < EIGEN_L1_BYTES else 4
+
+
+def _gemv(ar: np.ndarray, ai: np.ndarray, br: np.ndarray, bi: np.ndarray,
+          dt: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """a (B, 1, K) times b (B, K, N): complex products rounded part by part, added in k order;
+    complex<f32>'s last row of an odd N is Eigen's scalar path (C's complex multiply)."""
+    B, _, K = ar.shape
+    N = br.shape[2]
+    xr, xi = ar[:, 0, :], ai[:, 0, :]
+
+    def packet_terms(ks: np.ndarray) -> np.ndarray:  # (c, 2, B, N)
+        a_re, a_im = xr[:, ks, None], xi[:, ks, None]
+        b_re, b_im = br[:, ks, :], bi[:, ks, :]
+        with np.errstate(all="ignore"):
+            parts = (b_re * a_re - b_im * a_im, b_re * a_im + b_im * a_re)
+        return np.moveaxis(np.stack(parts, axis=0), 2, 0)
+
+    def scalar_terms(ks: np.ndarray) -> np.ndarray:  # the last row only: (c, 2, B)
+        parts = c_multiply(br[:, ks, -1], bi[:, ks, -1], xr[:, ks], xi[:, ks])
+        return np.moveaxis(np.stack(parts, axis=0), 2, 0)
+
+    # the packets cover rows in 2s at least; complex<f32>'s odd last row takes the scalar path
+    scalar_row = np.dtype(dt) == np.dtype(np.complex64) and N % 2 == 1
+    re = np.zeros((B, N), ar.dtype)
+    im = np.zeros((B, N), ar.dtype)
+    block = gemv_block(K, N, dt)
+    for k0 in range(0, K, block):
+        ks = np.arange(k0, min(k0 + block, K))
+        last = re[:, -1].copy(), im[:, -1].copy()
+        cr, ci = _running_sum(packet_terms, ks, np.zeros((2, B, N), ar.dtype))
+        re, im = _store(re, im, cr, ci)
+        if scalar_row:
+            sr, si = _running_sum(scalar_terms, ks, np.zeros((2, B), ar.dtype))
+            re[:, -1], im[:, -1] = _store_scalar(*last, sr, si)
+    return re[:, None, :], im[:, None, :]
+
+
+def tree_sum(v: np.ndarray) -> np.ndarray:
+    """XLA:CPU's reduction of the last axis: in order from 0 up to XLA_TREE_WINDOW values, else
+    windows of that many over the values padded evenly on both sides (padding adds +0, which a
+    sum from +0 never notices), each summed in order, then the window sums the same way."""
+    w = XLA_TREE_WINDOW
+    with np.errstate(all="ignore"):
+        while v.shape[-1] > w:
+            n = v.shape[-1]
+            windows = -(-n // w)
+            low = (windows * w - n) // 2
+            padded = np.zeros(v.shape[:-1] + (windows * w,), v.dtype)
+            padded[..., low:low + n] = v
+            padded = padded.reshape(v.shape[:-1] + (windows, w))
+            s = np.zeros(padded.shape[:-1], v.dtype)
+            for j in range(w):
+                s = s + padded[..., j]
+            v = s
+        s = np.zeros(v.shape[:-1], v.dtype)
+        for j in range(v.shape[-1]):
+            s = s + v[..., j]
+    return s
+
+
+def _vector_dot(ar: np.ndarray, ai: np.ndarray, br: np.ndarray, bi: np.ndarray,
+                flipped: bool) -> tuple[np.ndarray, np.ndarray]:
+    """a (B, 1, K) times b (B, K, 1): XLA's multiply + reduce (see the section comment);
+    ``flipped``: LLVM fuses the imaginary part's products the other way round (vector_dot_flipped)."""
+    xr, xi, yr, yi = ar[:, 0, :], ai[:, 0, :], br[:, :, 0], bi[:, :, 0]
+    K = xr.shape[1]
+    if K > XLA_TREE_WINDOW:
+        pr, pi = fused_complex_product(xr, xi, yr, yi, fuse_re_im=flipped)
+        re, im = tree_sum(pr), tree_sum(pi)
+    else:  # one unrolled loop: the products fused into the running sums
+        re = np.zeros(xr.shape[:1], xr.dtype)
+        im = np.zeros(xr.shape[:1], xr.dtype)
+        first, second = ((xi, yr), (xr, yi)) if flipped else ((xr, yi), (xi, yr))
+        with np.errstate(all="ignore"):
+            for k in range(K):
+                re = re + fma(xr[:, k], yr[:, k], -(xi[:, k] * yi[:, k]))
+                im = fma(second[0][:, k], second[1][:, k], fma(first[0][:, k], first[1][:, k], im))
+    return re[:, None, None], im[:, None, None]
+
+
+def _in_order(shape: Sequence[int], batch: Sequence[int], contracting: Sequence[int]) -> bool:
+    """An operand laid out as (batch, contracting) dims, size-1 dims aside (no transpose needed)."""
+    want = [x for x in (*batch, *contracting) if shape[x] != 1]
+    return want == sorted(want)
+
+
+def vector_dot_flipped(lhs_shape: Sequence[int], rhs_shape: Sequence[int], d: DotGeneralAttrs) -> bool:
+    """Whether XLA's multiply + reduce for a dot of two vectors (M = N = 1) fuses the imaginary part
+    the other way round: measured where the lhs is laid out as (batch, contracting) and the rhs is
+    not (its multiply operand is then a transposed copy). Size-1 dims do not count."""
+    return (_in_order(lhs_shape, d.lhs_batching_dimensions, d.lhs_contracting_dimensions)
+            and not _in_order(rhs_shape, d.rhs_batching_dimensions, d.rhs_contracting_dimensions))
+
+
+def xla_dot_guaranteed(lhs_shape: Sequence[int], rhs_shape: Sequence[int], d: DotGeneralAttrs,
+                       dt: np.dtype) -> bool:
+    """Whether hlolab's complex dot_general is bit-exact with XLA:CPU by the rule (section comment),
+    not only by measurement: all but a k-blocked Eigen product (XLA may run it on several threads,
+    blocked differently) and a dot of two vectors whose operands are not laid out as (batch,
+    contracting) dims: XLA then transposes or reorders the terms in its multiply + reduce, and
+    LLVM's choice of fused imaginary products depends on how XLA fuses that (hlolab applies
+    vector_dot_flipped, exact in ~90 % of random layouts measured)."""
+    lr = d.lhs_result_dimensions(len(lhs_shape))
+    rr = d.rhs_result_dimensions(len(rhs_shape))
+    B, M, K, N = (int(np.prod([shape[x] for x in dims], dtype=np.int64)) for shape, dims in (
+        (lhs_shape, d.lhs_batching_dimensions), (lhs_shape, lr), (lhs_shape, d.lhs_contracting_dimensions),
+        (rhs_shape, rr)))
+    path = xla_dot_path(B, M, K, N)
+    if path == "gebp":
+        return eigen_kc(K, M, N, dt) == K
+    if path == "vector":
+        return (_in_order(lhs_shape, d.lhs_batching_dimensions, d.lhs_contracting_dimensions)
+                and _in_order(rhs_shape, d.rhs_batching_dimensions, d.rhs_contracting_dimensions))
+    return True
+
+
+def xla_dot_path(B: int, M: int, K: int, N: int) -> str:
+    """Which of XLA:CPU's implementations computes a complex (B, M, K) x (B, K, N) product:
+    "empty", "multiply" (K = 1), "vector" (M = N = 1), "gemv" (M = 1) or "gebp"."""
+    if B * M * N == 0 or K == 0:
+        return "empty"
+    if K == 1:
+        return "multiply"
+    if M == 1 and N == 1:
+        return "vector"
+    return "gemv" if M == 1 else "gebp"
+
+
+def xla_complex_matmul(a: np.ndarray, b: np.ndarray, flipped: bool = False) -> np.ndarray:
+    """(B, M, K) @ (B, K, N) of complex values summed in XLA:CPU's order (section comment);
+    ``flipped``: vector_dot_flipped of the dot_general."""
+    dt = a.dtype
+    B, M, K = a.shape
+    N = b.shape[2]
+    path = xla_dot_path(B, M, K, N)
+    if path == "empty":
+        return np.zeros((B, M, N), dt)
+    ar, ai = np.ascontiguousarray(a.real), np.ascontiguousarray(a.imag)
+    br, bi = np.ascontiguousarray(b.real), np.ascontiguousarray(b.imag)
+    if path == "multiply":  # (B, M, 1) * (B, 1, N); a column times one value fuses a.re*b.im
+        re, im = fused_complex_product(ar, ai, br, bi, fuse_re_im=N == 1 and M > 1)
+    elif path == "vector":
+        re, im = _vector_dot(ar, ai, br, bi, flipped)
+    elif path == "gemv":
+        re, im = _gemv(ar, ai, br, bi, dt)
+    else:
+        re, im = _gebp(ar, ai, br, bi, dt)
+    return _complex_of(re, im, dt)
+
+
+def xla_conv_loop(dt: np.dtype) -> bool:
+    """XLA:CPU evaluates a convolution computed in ``dt`` with its own loop nest (f64, complex)."""
+    return np.dtype(dt) in (np.dtype(np.float64), np.dtype(np.complex64), np.dtype(np.complex128))
 
 
 def _idx(xs: Sequence[Any]) -> str:
@@ -532,7 +982,11 @@ def dot_general_values(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray, d: DotGene
     if le.is_bool:  # and / or: count the true products, exact in int64
         s = matmul(a.astype(np.int64), b.astype(np.int64)) != 0
         return s.reshape(shape)
-    s = matmul(to_compute(a, dt), to_compute(b, dt))
+    if dt.kind == "c":  # XLA:CPU's order (the section on summation orders)
+        s = xla_complex_matmul(to_compute(a, dt), to_compute(b, dt),
+                               vector_dot_flipped(lhs.shape, rhs.shape, d))
+    else:
+        s = matmul(to_compute(a, dt), to_compute(b, dt))
     return from_compute(s, le, oe).reshape(shape)
 
 
@@ -596,6 +1050,88 @@ def _sum_notes(le: ElementType, oe: ElementType, total: int, order: Msg, summer:
     return notes
 
 
+def xla_dot_notes(lhs_shape: Sequence[int], rhs_shape: Sequence[int], d: DotGeneralAttrs, idx: tuple,
+                  dt: np.dtype) -> list[Msg]:
+    """The explain notes on how XLA:CPU (and so hlolab) sums the complex dot product at ``idx``:
+    which implementation, and for Eigen's matrix kernel the pattern of this element's sums."""
+    lr = d.lhs_result_dimensions(len(lhs_shape))
+    rr = d.rhs_result_dimensions(len(rhs_shape))
+    nb = len(d.lhs_batching_dimensions)
+    def size(shape: Sequence[int], dims: Sequence[int]) -> int:
+        return int(np.prod([shape[x] for x in dims], dtype=np.int64))
+
+    B, M, K = (size(lhs_shape, x) for x in (d.lhs_batching_dimensions, lr, d.lhs_contracting_dimensions))
+    N = size(rhs_shape, rr)
+    path = xla_dot_path(B, M, K, N)
+    key = "contraction.xla."
+    order = Msg("contraction.order.dot_general")
+    if path == "empty":
+        return []
+    if path == "multiply":
+        im = "fma(a.re, b.im, a.im*b.re)" if N == 1 and M > 1 else "fma(a.im, b.re, a.re*b.im)"
+        return [Msg("contraction.note.xla", how=Msg(key + "multiply", im=im), order=order)]
+    if path == "vector":
+        flipped = vector_dot_flipped(lhs_shape, rhs_shape, d)
+        if K <= XLA_TREE_WINDOW:
+            im = "fma(a.re, b.im, fma(a.im, b.re, im))" if flipped else "fma(a.im, b.re, fma(a.re, b.im, im))"
+            how = Msg(key + "vector_unrolled", k=K, im=im)
+        else:
+            im = "fma(a.re, b.im, a.im*b.re)" if flipped else "fma(a.im, b.re, a.re*b.im)"
+            how = Msg(key + "vector_tree", k=K, window=XLA_TREE_WINDOW, windows=-(-K // XLA_TREE_WINDOW),
+                      im=im)
+        return _xla_note(how, xla_dot_guaranteed(lhs_shape, rhs_shape, d, dt))
+    if path == "gemv":
+        block = gemv_block(K, N, dt)
+        how = Msg(key + "gemv") if block >= K else Msg(key + "gemv_blocks", block=block)
+        return [Msg("contraction.note.xla", how=how, order=order)]
+    m = int(np.ravel_multi_index(idx[nb:nb + len(lr)], [lhs_shape[x] for x in lr])) if lr else 0
+    n = int(np.ravel_multi_index(idx[nb + len(lr):], [rhs_shape[x] for x in rr])) if rr else 0
+    kc = eigen_kc(K, M, N, dt)
+    pattern = next(pt for ms, ns, pt in gebp_regions(M, N, dt)
+                   if ms.start <= m < ms.stop and ns.start <= n < ns.stop)
+    if pattern == SCALAR:
+        how = Msg(key + "gebp_scalar")
+    else:
+        how = Msg(key + "gebp", pattern=Msg(key + "pattern." + pattern, last=kc - 1, peeled=kc & ~7,
+                                            split=kc // 4 * 4))
+    notes = [Msg("contraction.note.xla", how=how, order=order)]
+    if kc < K:
+        notes.append(Msg("contraction.note.xla_blocks", k=K, kc=kc, threaded=eigen_kc_threaded(dt)))
+    return notes
+
+
+def _xla_note(how: Msg, guaranteed: bool) -> list[Msg]:
+    notes = [Msg("contraction.note.xla", how=how, order=Msg("contraction.order.dot_general"))]
+    if not guaranteed:  # a dot of two vectors with a transposed operand
+        notes.append(Msg("contraction.note.xla_vector_layout"))
+    return notes
+
+
+def xla_conv_notes(g: ConvGeometry, p: ConvParams, dt: np.dtype) -> list[Msg]:
+    """The explain notes on how XLA:CPU's loop nest (and so hlolab) sums a convolution in ``dt``."""
+    key = "contraction.xla."
+    backwards = xla_swapped_dims(g, p)
+    if backwards is None or not any(backwards):
+        direction = Msg(key + "kernel_order")
+    else:
+        direction = Msg(key + "kernel_order_swapped", dims=[j for j, b in enumerate(backwards) if b])
+    how = Msg(key + ("conv_loop_complex" if dt.kind == "c" else "conv_loop"), direction=direction)
+    notes = [Msg("contraction.note.xla", how=how, order=Msg("contraction.order.convolution"))]
+    if dt.kind == "c":
+        notes.append(Msg("contraction.note.xla_complex_conv"))
+    elif xla_conv_conditional(g, p):
+        notes.append(Msg("contraction.note.xla_conditional"))
+    return notes
+
+
+def xla_conv_conditional(g: ConvGeometry, p: ConvParams) -> bool:
+    """Whether XLA's loop nest for this convolution tests positions (padding, lhs_dilation holes,
+    or groups, which XLA turns into an lhs-dilated spatial dim unless a feature group has one input
+    feature); LLVM may then hoist a product out of its fused multiply-add."""
+    return (any(g.frame.low) or any(g.frame.high) or any(g.frame.interior) or p.batch_group_count > 1
+            or (p.feature_group_count > 1 and g.Cg > 1))
+
+
 def _algorithm_note(alg: DotAlgorithm, oe: ElementType) -> Msg:
     """The note on a dot_general ``algorithm``: its fields, then what it does to the sum."""
     key = "contraction.note.algorithm_imprecise" if alg.allow_imprecise_accumulation else \
@@ -657,8 +1193,12 @@ def _dot_general_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], res
     steps.append(Step("dot_product", Msg(key + "dot_product.formula", dims=list(W), total=total), value,
                       children=children,
                       substituted=Msg(key + "dot_product.substituted", lhs=lhs_slice, rhs=rhs_slice)))
-    notes = _sum_notes(le, oe, total, Msg("contraction.order.dot_general"), Msg("contraction.summer.blas"))
     alg = dot_algorithm(ctx.attrs)
+    if alg is None and dt.kind == "c":
+        notes = xla_dot_notes(lhs.shape, rhs.shape, d, idx, dt)
+    else:
+        notes = _sum_notes(le, oe, total, Msg("contraction.order.dot_general"),
+                           Msg("contraction.summer.blas"))
     if alg is not None:
         notes.append(_algorithm_note(alg, oe))
     if total > EXPLAIN_MAX_PAIRS:
@@ -985,6 +1525,74 @@ def _windows(padded: np.ndarray, g: ConvGeometry, p: ConvParams) -> np.ndarray:
     return np.moveaxis(v, 1 + s, -1)  # channels last: (N, out..., k..., C)
 
 
+def _window_valid(g: ConvGeometry, p: ConvParams, budget: int | None) -> np.ndarray | None:
+    """(out..., k...): True where the window position holds an lhs element (not padding, not an
+    lhs_dilation hole); None when every position does."""
+    if not any(g.frame.low) and not any(g.frame.high) and not any(g.frame.interior):
+        return None
+    s = len(g.lhs_spatial)
+    ones = np.ones((1, *g.lhs_spatial, 1), np.bool_)
+    padded = g.frame.along(range(1, 1 + s), ones.shape).materialize(ones, False, budget)
+    valid = _windows(padded, g, p)[0, ..., 0]
+    return None if valid.all() else valid
+
+
+def xla_swapped_dims(g: ConvGeometry, p: ConvParams) -> tuple[bool, ...] | None:
+    """Where XLA's algebraic simplifier swaps a convolution's operands (SwapConvOperands: no
+    groups, and the kernel's positions outnumber the input's), the spatial dims whose positions its
+    loop then visits backwards (the input becomes a reversed kernel); None when it does not swap."""
+    kernel_product = swapped_product = 1
+    backwards = []
+    for j, (k, n) in enumerate(zip(g.kernel_spatial, g.lhs_spatial, strict=True)):
+        (lo, hi), st = g.padding[j], p.window_strides[j]
+        ld, rd, rev = p.lhs_dilation[j], p.rhs_dilation[j], p.window_reversal[j]
+        plain = not rev and lo == 0 and hi == 0 and rd == 1
+        group_dim = plain and ld == k and st == k - 1
+        contraction_dim = plain and k == n and ld == 1 and st == 1
+        if group_dim or contraction_dim:  # kept as they are
+            backwards.append(False)
+            continue
+        kernel_product *= k
+        swapped_product *= k if (n == 1 and st == 1 and rd == 1 and lo == k - 1 and hi == k - 1) else n
+        backwards.append(True)
+    return tuple(backwards) if kernel_product > swapped_product else None
+
+
+def _conv_loop(cols: np.ndarray, w: np.ndarray, valid: np.ndarray | None,
+               backwards: tuple[bool, ...] | None = None) -> np.ndarray:
+    """One group of a convolution in XLA:CPU's loop order: a running sum from 0 over the kernel
+    positions (outer, row-major) and the input features (inner), each product fused into the add,
+    padding and holes skipped. ``cols`` (N, out..., k..., Cg) the windows, ``w`` (k..., Cg, Og) the
+    kernel (window_reversal applied), ``valid`` from _window_valid; result (N, out..., Og)."""
+    s = w.ndim - 2
+    lead = cols.shape[:cols.ndim - s - 1]  # (N, out...)
+    dt = cols.dtype
+    if dt.kind == "c":
+        acc_re = np.zeros(lead + w.shape[-1:], dt.type(0).real.dtype)
+        acc_im = np.zeros_like(acc_re)
+    else:
+        acc = np.zeros(lead + w.shape[-1:], dt)
+    for index in np.ndindex(*w.shape[:s]):
+        tap = index if backwards is None else tuple(
+            k - 1 - t if b else t for t, k, b in zip(index, w.shape[:s], backwards, strict=True))
+        x = cols[(Ellipsis, *tap, slice(None))]  # (N, out..., Cg)
+        keep = None if valid is None else valid[(Ellipsis, *tap)][None, ..., None]
+        if keep is not None and not keep.any():
+            continue
+        for c in range(w.shape[s]):
+            xv, wv = x[..., c:c + 1], w[(*tap, c)]
+            if dt.kind == "c":
+                pr, pi = fused_complex_product(xv.real, xv.imag, wv.real, wv.imag)
+                with np.errstate(all="ignore"):
+                    new_re, new_im = acc_re + pr, acc_im + pi
+                acc_re = new_re if keep is None else np.where(keep, new_re, acc_re)
+                acc_im = new_im if keep is None else np.where(keep, new_im, acc_im)
+            else:
+                new = fma(xv, wv, acc)
+                acc = new if keep is None else np.where(keep, new, acc)
+    return _complex_of(acc_re, acc_im, dt) if dt.kind == "c" else acc
+
+
 def conv_values(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray, p: ConvParams,
                 padding: Sequence[tuple[int, int]], le: ElementType, oe: ElementType) -> np.ndarray:
     """The convolution result in the output layout."""
@@ -1008,11 +1616,17 @@ def conv_values(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray, p: ConvParams,
         # padded_lhs = pad(lhs, 0, low, high, lhs_dilation - 1) on the canonical (N, spatial..., C)
         padded_lhs = g.frame.along(range(1, 1 + s), x.shape).materialize(x, 0, ctx.element_budget)
         win = _windows(padded_lhs, g, p)  # (N, out..., k..., C)
+        loop = xla_conv_loop(dt)  # XLA:CPU's own loop nest (the section on summation orders)
+        valid = _window_valid(g, p, ctx.element_budget) if loop else None
+        backwards = xla_swapped_dims(g, p) if loop else None
         for fg in range(p.feature_group_count):
             for bg in range(p.batch_group_count):
                 grp = fg + bg  # one of them is 0 (C23)
                 o0 = grp * g.Og
                 cols = win[bg * g.Nb:(bg + 1) * g.Nb, ..., fg * g.Cg:(fg + 1) * g.Cg]
+                if loop:
+                    out[..., o0:o0 + g.Og] = _conv_loop(cols, w[..., o0:o0 + g.Og], valid, backwards)
+                    continue
                 a = cols.reshape(Nout * P, K)  # im2col (one copy), rows: (n, out...), cols: (k..., c)
                 b = w[..., o0:o0 + g.Og].reshape(K, g.Og)
                 with np.errstate(all="ignore"):
@@ -1289,7 +1903,11 @@ def _conv_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: in
                                          padding=int(on_padding.sum()), holes=int(on_hole.sum())),
                       value, children=children,
                       substituted=Msg(key + "dot_product.substituted", lhs_window=lhs_window, rhs=rhs_slice)))
-    notes = _sum_notes(le, oe, total, Msg("contraction.order.convolution"), Msg("contraction.summer.im2col"))
+    if xla_conv_loop(dt):
+        notes = xla_conv_notes(g, p, dt)
+    else:
+        notes = _sum_notes(le, oe, total, Msg("contraction.order.convolution"),
+                           Msg("contraction.summer.im2col"))
     if total > EXPLAIN_MAX_PAIRS:
         notes.append(Msg("contraction.note.more", count=total - EXPLAIN_MAX_PAIRS))
     return Explanation(ctx.op.name, idx, steps, value, notes, 0)

@@ -84,6 +84,18 @@ REDUCE_PROD = Bound("terms", 2, "product order; terms = |result|. " + REDUCE_ORD
 CONTRACTION = Bound("terms", 2, "summation order of the dot products; sub-f32 operands accumulate in "
                     "f32, then the result is rounded once more (the eps_out * |xla| term). "
                     + REDUCE_ORDER + "; " + PRECISION, ftz=True)
+# complex dot_general and f64 convolution whose loop tests no positions: hlolab sums in XLA:CPU's own
+# order (hlolab/ops/contraction.py, "XLA:CPU's summation orders"), so they are bit-exact (measured:
+# tests/ops/test_contraction_order.py and the bit-exact cases of test_diff_contraction.py). Not
+# covered (they keep CONTRACTION): what xla_dot_guaranteed leaves out (k-blocked products XLA may
+# run on several threads, dots of two vectors with transposed operands); f64 convolutions with
+# padding, lhs_dilation or groups of more than one input feature (xla_conv_conditional: LLVM may
+# hoist a product out of its fused multiply-add); complex convolutions (LLVM fuses either
+# imaginary product).
+CONTRACTION_XLA_ORDER = Bound("exact", 0, "summed in XLA:CPU's order: Eigen's gebp / gemv kernels (AVX "
+                              "without FMA) and XLA's multiply / reduce rewrites for complex dot_general, "
+                              "XLA's fused loop nest for f64 convolution. " + REDUCE_ORDER + "; " + FTZ_RULE,
+                              ftz=True)
 WINDOW_SUM = Bound("terms", 2, "summation order within a window (XLA may fold dilated/padded windows "
                    "column by column). " + REDUCE_ORDER, ftz=True)
 
@@ -151,8 +163,16 @@ TABLE.update({
     "scatter": {"*": EXACT_FTZ, "multiply complex": TABLE["multiply"]["complex"]},
     "reduce": {"sum": REDUCE_SUM, "prod": REDUCE_PROD, "*": EXACT_FTZ},  # max/min/and/or exact
     "reduce_window": {"sum": WINDOW_SUM, "prod": REDUCE_PROD, "*": EXACT_FTZ},
-    "dot_general": {"*": CONTRACTION},
-    "convolution": {"*": CONTRACTION},
+    # "unguaranteed": a case hlolab.ops.contraction.xla_dot_guaranteed does not claim (a k-blocked
+    # product, a batched dot of two vectors with a transposed operand)
+    "dot_general": {"complex": CONTRACTION_XLA_ORDER, "unguaranteed complex": CONTRACTION, "*": CONTRACTION},
+    # "unpadded": a case whose convolution has no padding, no lhs_dilation, no batch groups and
+    # feature groups of one input feature at most (xla_conv_conditional is False)
+    # "fused": a convolution whose XLA loop keeps every product fused though it tests positions,
+    # measured structurally (the issue-25 grouped 1-D shapes: the code does not depend on the values,
+    # and 3 seeds of cancelling normals each are bit-exact)
+    "convolution": {"unpadded f64": CONTRACTION_XLA_ORDER, "fused f64": CONTRACTION_XLA_ORDER,
+                    "*": CONTRACTION},
 })
 
 
