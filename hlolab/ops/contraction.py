@@ -1033,8 +1033,23 @@ def _dot_general_provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) 
         rp[y] = nb + len(lr) + k
     projections = [Projection(0, "window", tuple(lp)), Projection(1, "kernel", tuple(rp))]
 
-    return _FanIn([value_shape(outputs[0])], [value_shape(v) for v in inputs], fans,
+    prov = _FanIn([value_shape(outputs[0])], [value_shape(v) for v in inputs], fans,
                   schedule=Msg("contraction.schedule.dot_general"), project=lambda r: projections)
+    # for front ends: a dot product's roles are its lhs and rhs, and each dim says what it is
+    prov.role_labels = {"window": Msg("contraction.role.lhs"), "kernel": Msg("contraction.role.rhs")}
+
+    def dims_note(kinds: list[str]) -> Msg:
+        return Msg("contraction.label.dims", dims=", ".join(f"{k}: {w}" for k, w in enumerate(kinds)))
+
+    lk = ["free"] * lhs.ndim
+    rk = ["free"] * rhs.ndim
+    for x, y in zip(d.lhs_batching_dimensions, d.rhs_batching_dimensions, strict=True):
+        lk[x] = rk[y] = "batch"
+    for x, y in zip(d.lhs_contracting_dimensions, d.rhs_contracting_dimensions, strict=True):
+        lk[x] = rk[y] = "contracting"
+    prov.operand_notes = {0: dims_note(lk), 1: dims_note(rk)}
+    prov.result_notes = {0: dims_note(["batch"] * nb + ["lhs free"] * len(lr) + ["rhs free"] * len(rr))}
+    return prov
 
 
 def _sum_notes(le: ElementType, oe: ElementType, total: int, order: Msg, summer: Msg) -> list[Msg]:
@@ -2046,7 +2061,14 @@ def _contraction_schemas() -> None:
                          "rhs_batching_dimensions": (0,), "lhs_contracting_dimensions": (2,),
                          "rhs_contracting_dimensions": (1,), "dtype": "i64", "index": (1, 0, 1),
                          "inputs": {"lhs": [[[1, 2], [3, 4]], [[5, 6], [7, 8]]],
-                                    "rhs": [[[1, 0], [0, 1]], [[1, 0], [0, 1]]]}}},
+                                    "rhs": [[[1, 0], [0, 1]], [[1, 0], [0, 1]]]}},
+        # the spec example's shapes and dims with distinct rhs values: the spec's identity rhs
+        # makes every result equal an lhs value, which hides the pairing (the gallery uses this)
+        "gallery": {"lhs": (2, 2, 2), "rhs": (2, 2, 2), "lhs_batching_dimensions": (0,),
+                    "rhs_batching_dimensions": (0,), "lhs_contracting_dimensions": (2,),
+                    "rhs_contracting_dimensions": (1,), "dtype": "i64", "index": (1, 0, 1),
+                    "inputs": {"lhs": [[[1, 2], [3, 4]], [[5, 6], [7, 8]]],
+                               "rhs": [[[1, 2], [3, 4]], [[5, 6], [7, 8]]]}}},
         dot_build, doc="general dot product: batch, contract, outer product of the rest"))
 
     # the default pads the 5x5 image by 1 (a 7x7 frame), so the explorer shows padding at once

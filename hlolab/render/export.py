@@ -182,13 +182,16 @@ def write_gallery(directory: str | Path, ops: Sequence[tuple[str, dict[str, str]
             schema = schema_for(name)
             if schema is None:
                 raise HloLabError(f"gallery: no parameter schema for '{name}'")
-            preset = "spec-example" if "spec-example" in schema.presets and not params else "default"
+            # a "gallery" preset (the spec example with values that show more) wins
+            preset = next((p for p in ("gallery", "spec-example") if p in schema.presets and not params),
+                          "default")
             target = op_target(name, preset, params)
             png, _ = write(target, "png", out / f"{stem}.png")
             # no frame bar per GIF: one live display at a time, and the gallery's bar is the one
             gif, n = write(target, "gif", out / f"{stem}.gif", max_frames=GALLERY_FRAMES, fps=2.0)
             written += [png, gif]
             where = "the spec's example" if preset == "spec-example" else \
+                "the spec's example with distinct values" if preset == "gallery" else \
                 ", ".join(f"{k}={v}" for k, v in params.items()) or "default parameters"
             rows.append(f"## {stem}\n\n{schema.doc.capitalize()} ({where}).\n\n"
                         f"![{stem}]({png.name})\n\n"

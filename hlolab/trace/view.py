@@ -89,7 +89,13 @@ class OpCells:
         own = (getattr(self.prov, "cell_kinds", None) or {}).get(key) if self.prov is not None else None
         if kind == "result":
             x = np.asarray(self.outputs[k])
-            return f"{self.result_name(k)} : {self._type_text(x)}", x, own
+            label = f"{self.result_name(k)} : {self._type_text(x)}"
+            rnote = (getattr(self.prov, "result_notes", None) or {}).get(k) if self.prov is not None else None
+            if rnote is not None:  # e.g. a dot product's result dims: batch, lhs free, rhs free
+                from hlolab.messages import text
+
+                label = f"{label}, {text(rnote)}"
+            return label, x, own
         x = np.asarray(self.inputs[k])
         label = f"{self.operand_name(k)} : {self._type_text(x)}"
         note = (getattr(self.prov, "operand_notes", None) or {}).get(k) if self.prov is not None else None

@@ -580,3 +580,24 @@ def test_scatter_with_duplicate_indices_writes_every_running_value():
     second = "results[0][result_index] = 96.0 (add(36.0, 60.0))"
     assert first in flat and second in flat and flat.index(first) < flat.index(second)
     assert r.text.rstrip().splitlines()[0] == "result[1, 2] = 96.0"
+
+
+def test_dot_general_names_lhs_rhs_and_every_dim_and_pairs_the_products():
+    """The gallery preset: the spec example's dims (batch 0, contracting lhs 2 / rhs 1) with
+    rhs = [[[1, 2], [3, 4]], [[5, 6], [7, 8]]]: result[1, 0, 1] = lhs[1, 0, :] · rhs[1, :, 1]
+    = 5·6 + 6·8 = 78."""
+    from hlolab.render import export
+
+    t = export.op_target("dot_general", "gallery")
+    r = draw_diagram(t.event, t.elements)
+    assert t.elements == [(0, (1, 0, 1))] and int(t.event.outputs[0][1, 0, 1]) == 78
+    v = r.board.views
+    assert v["operand0"].label.endswith(", dims 0: batch, 1: free, 2: contracting")
+    assert v["operand1"].label.endswith(", dims 0: batch, 1: contracting, 2: free")
+    assert v["result0"].label.endswith(", dims 0: batch, 1: lhs free, 2: rhs free")
+    m = r.models[0]
+    assert [(p.number, p.a, p.b, int(p.a_value), int(p.b_value)) for p in m.pairs] == [
+        (1, (1, 0, 0), (1, 0, 1), 5, 6), (2, (1, 0, 1), (1, 1, 1), 6, 8)]
+    assert m.derivation.text() == "5·6 + 6·8 = 78"
+    texts = {t.get_text() for t in r.board.ax.texts}
+    assert {"lhs element (contracted)", "rhs element (contracted)"} <= texts

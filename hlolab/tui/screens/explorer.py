@@ -416,10 +416,11 @@ class ExplorerScreen(Screen):
                 grid.set_highlights(_by_precedence(groups.get(key, [])))
         panel = self.query_one(ExplainPanel)
         explanation = self._explanation(r, index)
+        labels = {role: view.role_label(role) for role in roles}  # the op's names for its roles
         if isinstance(explanation, Text):
-            panel.show(explanation, roles)
+            panel.show(explanation, roles, labels=labels)
         else:
-            panel.show_explanation(explanation, roles)
+            panel.show_explanation(explanation, roles, labels)
 
     def _explanation(self, r: int, index: tuple[int, ...]) -> Any:
         """The op's Explanation of result ``r`` at ``index``, or a Text saying why there is none."""

@@ -47,14 +47,15 @@ def role_swatch(role: str) -> Text:
     return Text(f" {role} ", style=f"{text_color(fill)} on {fill}")
 
 
-def legend_entries(roles: Iterable[str]) -> list[Text]:
-    """One swatch and label per role, most specific first."""
+def legend_entries(roles: Iterable[str], labels: dict[str, str] | None = None) -> list[Text]:
+    """One swatch and label per role, most specific first (``labels``: the op's own names,
+    e.g. a dot product's lhs / rhs for ``window`` / ``kernel``)."""
     present = set(roles)
     order = [r for r in ROLE_ORDER if r in present] + sorted(present - set(ROLE_ORDER))
     out = []
     for role in order:
         entry = role_swatch(role)
-        label = ROLE_LABELS.get(role)
+        label = (labels or {}).get(role) or ROLE_LABELS.get(role)
         if label and label != role:
             entry.append(f" {label}", style="dim")
         out.append(entry)
@@ -216,13 +217,16 @@ class ExplainPanel(VerticalScroll):
         yield Static(id="explain-legend")
         yield Static(id="explain-body")
 
-    def show_explanation(self, e: Explanation, roles: Iterable[str] = ()) -> None:
+    def show_explanation(self, e: Explanation, roles: Iterable[str] = (),
+                         labels: dict[str, str] | None = None) -> None:
         plain = "\n".join([format_explanation(e, MAX_CHILDREN)] + [format_bits(p) for p in e.bits])
-        self.show(explanation_renderable(e), roles, plain=plain)
+        self.show(explanation_renderable(e), roles, plain=plain, labels=labels)
 
-    def show(self, body: RenderableType, roles: Iterable[str] = (), plain: str | None = None) -> None:
-        """Show ``body`` under a legend of ``roles``; ``plain`` is its text form (default: body's)."""
-        entries = legend_entries(roles)
+    def show(self, body: RenderableType, roles: Iterable[str] = (), plain: str | None = None,
+             labels: dict[str, str] | None = None) -> None:
+        """Show ``body`` under a legend of ``roles`` (named by ``labels`` where given); ``plain``
+        is its text form (default: body's)."""
+        entries = legend_entries(roles, labels)
         leg = self.query_one("#explain-legend", Static)
         leg.update(legend_renderable(entries))
         leg.display = bool(entries)
