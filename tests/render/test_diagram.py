@@ -211,7 +211,8 @@ def render(ev, elements, tmp_path, name="d"):
 
 
 def legend_labels(r) -> set[str]:
-    labels = set(style.ROLE_LABELS.values())
+    """The role names written on the board: the shared ones and the op's own (role_labels)."""
+    labels = set(style.ROLE_LABELS.values()) | {r.view.role_label(x) for x in style.ROLE_LABELS}
     return {t.get_text() for t in r.board.ax.texts if t.get_text() in labels}
 
 
@@ -237,7 +238,7 @@ def check_single(ev, index, tmp_path, result=0):
             base = tv.base_faces[tv.slot[free[-1]]]
             assert_color(img, board, key, free[-1], base, "untouched cell")
     roles = {role for role in fills.values()} | {"result"}
-    assert legend_labels(r) == {style.ROLE_LABELS[x] for x in roles}
+    assert legend_labels(r) == {r.view.role_label(x) for x in roles}
     inside(r)
     return r, img
 
