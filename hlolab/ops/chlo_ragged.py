@@ -77,6 +77,7 @@ from hlolab.ops.contraction import (
     compute_dtype,
     dot_general_values,
     dot_result_shape,
+    product_steps,
 )
 from hlolab.ops.record import Attrs, InferError, Inferred, Partial, attr, member, raw, record
 from hlolab.ops.registry import OpCall, op
@@ -492,16 +493,8 @@ def _explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
     prov = _provenance(ctx, inputs, outputs)
     wl, wr = prov.window(0, idx)[:2]
     pos_l, pos_r = wl.index[wl.valid], wr.index[wr.valid]
-    dt = compute_dtype(le, oe)
-    children = []
     total = pos_l.shape[0]
-    for p in range(min(total, EXPLAIN_MAX_PAIRS)):
-        x, y = lhs[tuple(pos_l[p])], rhs[tuple(pos_r[p])]
-        with np.errstate(all="ignore"):
-            prod = ((bool(x) and bool(y)) if le.is_bool
-                    else np.asarray(x).astype(dt) * np.asarray(y).astype(dt))
-        children.append(Step(f"lhs[{_idx(pos_l[p])}] * rhs[{_idx(pos_r[p])}]", None, prod,
-                             substituted=Msg("contraction.product", lhs=x, rhs=y)))
+    children = product_steps(lhs, rhs, pos_l, pos_r, le, compute_dtype(le, oe))
     value = outputs[0][idx]
     steps.append(Step("dot_product", Msg(key + "dot_product.formula", total=total), value,
                       children=children))

@@ -49,7 +49,6 @@ from hlolab.trace.provenance import (
     Target,
     _check_mask,
     _merge,
-    _unravel,
     check_index,
     value_shape,
 )
@@ -255,24 +254,10 @@ class ScanProvenance(Provenance):
         return out
 
     def sources(self, result: int, index: tuple[int, ...]) -> list[Source]:
-        shape = self._result_shape(result)
-        idx = check_index(shape, index, f"result #{result} index")
-        m = np.zeros(shape, dtype=bool)
-        m[idx] = True
-        out = []
-        for (k, role), hit in sorted(self.back(result, m).items(), key=lambda kv: kv[0][0]):
-            out += [Source(k, _unravel(int(p), hit.shape), role) for p in np.flatnonzero(hit)]
-        return out
+        return self.sources_via_back(result, index)
 
     def targets(self, operand: int, index: tuple[int, ...]) -> list[Target]:
-        shape = self._operand_shape(operand)
-        idx = check_index(shape, index, f"operand #{operand} index")
-        m = np.zeros(shape, dtype=bool)
-        m[idx] = True
-        out = []
-        for (r, role), hit in sorted(self.fwd(operand, m).items()):
-            out += [Target(r, _unravel(int(p), hit.shape), role) for p in np.flatnonzero(hit)]
-        return out
+        return self.targets_via_fwd(operand, index)
 
 
 def _provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> ScanProvenance:

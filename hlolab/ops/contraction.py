@@ -1158,6 +1158,21 @@ def _algorithm_note(alg: DotAlgorithm, oe: ElementType) -> Msg:
                num_primitive_operations=alg.num_primitive_operations, result_type=str(oe))
 
 
+def product_steps(lhs: np.ndarray, rhs: np.ndarray, pos_l: np.ndarray, pos_r: np.ndarray,
+                  le: ElementType, dt: np.dtype) -> list[Step]:
+    """``lhs[i] * rhs[j] = product`` for the first ``EXPLAIN_MAX_PAIRS`` paired positions
+    (rows of ``pos_l`` / ``pos_r``), each product in the compute type ``dt`` (i1: and)."""
+    children = []
+    for p in range(min(pos_l.shape[0], EXPLAIN_MAX_PAIRS)):
+        x, y = lhs[tuple(pos_l[p])], rhs[tuple(pos_r[p])]
+        with np.errstate(all="ignore"):
+            prod = (bool(x) and bool(y)) if le.is_bool else (np.asarray(x).astype(dt)
+                                                             * np.asarray(y).astype(dt))
+        children.append(Step(f"lhs[{_idx(pos_l[p])}] * rhs[{_idx(pos_r[p])}]", None, prod,
+                             substituted=Msg("contraction.product", lhs=x, rhs=y)))
+    return children
+
+
 def _dot_general_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
                          index: tuple) -> Explanation:
     if result != 0:
@@ -1191,15 +1206,8 @@ def _dot_general_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], res
     pos_l = wl.index.reshape(-1, lhs.ndim)
     pos_r = wr.index.reshape(-1, rhs.ndim)
     dt = compute_dtype(le, oe)
-    children = []
     total = pos_l.shape[0]
-    for p in range(min(total, EXPLAIN_MAX_PAIRS)):
-        x, y = lhs[tuple(pos_l[p])], rhs[tuple(pos_r[p])]
-        with np.errstate(all="ignore"):
-            prod = (bool(x) and bool(y)) if le.is_bool else (np.asarray(x).astype(dt)
-                                                             * np.asarray(y).astype(dt))
-        children.append(Step(f"lhs[{_idx(pos_l[p])}] * rhs[{_idx(pos_r[p])}]", None, prod,
-                             substituted=Msg("contraction.product", lhs=x, rhs=y)))
+    children = product_steps(lhs, rhs, pos_l, pos_r, le, dt)
     value = outputs[0][idx]
     W = tuple(int(lhs.shape[x]) for x in d.lhs_contracting_dimensions)
     # reshaped_lhs_slice / reshaped_rhs_slice: the paired positions are row-major over W

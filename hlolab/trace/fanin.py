@@ -42,7 +42,6 @@ from hlolab.trace.provenance import (
     Target,
     _check_mask,
     _merge,
-    _unravel,
     check_index,
 )
 
@@ -276,16 +275,7 @@ class FanInProvenance(Provenance):
         return out
 
     def targets(self, operand: int, index: tuple[int, ...]) -> list[Target]:
-        shape = self._operand_shape(operand)
-        idx = check_index(shape, index, f"operand #{operand} index")
-        mask = np.zeros(shape, dtype=bool)
-        mask[idx] = True
-        out = []
-        for (r, role), hit in self.fwd(operand, mask).items():
-            rshape = self.result_shapes[r]
-            assert rshape is not None
-            out.extend(Target(r, _unravel(int(p), rshape), role) for p in np.flatnonzero(hit))
-        return sorted(out, key=lambda t: (t.result, t.index, ROLES.index(t.role)))
+        return self.targets_via_fwd(operand, index)
 
     # --- set forms --------------------------------------------------------------------
     def back(self, result: int, mask: np.ndarray) -> dict[tuple[int | None, str], np.ndarray]:

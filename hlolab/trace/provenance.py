@@ -219,6 +219,28 @@ class Provenance:
         """
         raise NotImplementedError
 
+    # one-element queries answered by the set forms (for provenances whose masks are the
+    # natural form, e.g. chlo.scan's slices and the fan-in ops' targets)
+    def sources_via_back(self, result: int, index: tuple[int, ...]) -> list[Source]:
+        """``sources`` from ``back`` on a one-element mask, by operand, then row-major."""
+        shape = self._result_shape(result)
+        mask = np.zeros(shape, dtype=bool)
+        mask[check_index(shape, index, f"result #{result} index")] = True
+        out: list[Source] = []
+        for (k, role), hit in sorted(self.back(result, mask).items(),
+                                     key=lambda kv: (kv[0][0] is None, kv[0][0] or 0)):
+            out.extend(Source(k, _unravel(int(p), hit.shape), role) for p in np.flatnonzero(hit))
+        return out
+
+    def targets_via_fwd(self, operand: int, index: tuple[int, ...]) -> list[Target]:
+        """``targets`` from ``fwd`` on a one-element mask, sorted by (result, index, role)."""
+        shape = self._operand_shape(operand)
+        mask = np.zeros(shape, dtype=bool)
+        mask[check_index(shape, index, f"operand #{operand} index")] = True
+        out = [Target(r, _unravel(int(p), hit.shape), role)
+               for (r, role), hit in self.fwd(operand, mask).items() for p in np.flatnonzero(hit)]
+        return sorted(out, key=lambda t: (t.result, t.index, ROLES.index(t.role)))
+
     # shared argument checks
     def _result_shape(self, result: int) -> Shape | None:
         if not 0 <= result < len(self.result_shapes):
