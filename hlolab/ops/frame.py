@@ -192,6 +192,34 @@ class PaddedFrame:
                 out[k == dim_kind] = code
         return out
 
+    def with_ring(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(first position, extent) per dim of the frame widened to hold what negative edge
+        padding cropped: positions from ``min(0, low)`` to the end of the frame or of the
+        dilated operand, whichever is later. Without cropping it is the frame itself."""
+        first = tuple(min(0, lo) for lo in self.low)
+        end = tuple(max(n, lo + dl) for n, lo, dl in zip(self.shape, self.low, self.dilated_shape))
+        return first, tuple(e - f for e, f in zip(end, first))
+
+    def ring_cells(self) -> tuple[tuple[int, ...], np.ndarray, tuple[np.ndarray, ...]]:
+        """The widened frame (``with_ring``): its first position, the ``CELL_KINDS`` code of
+        each position (``CELL_CROPPED`` outside the frame) and the operand index per dim
+        (meaningful where every dim of the position is an operand element)."""
+        first, extent = self.with_ring()
+        grids = np.meshgrid(*[f + np.arange(n, dtype=np.int64) for f, n in zip(first, extent)],
+                            indexing="ij")
+        index, kinds = self.classify(grids) if self.rank else ((), ())
+        out = np.full(extent, CELL_VALUE, np.int8)
+        real = is_operand(kinds) if self.rank else np.ones(extent, bool)
+        for code, dim_kind in ((CELL_HOLE, HOLE), (CELL_PADDING_HIGH, PADDING_HIGH),
+                               (CELL_PADDING, PADDING_LOW)):
+            for k in kinds:
+                out[k == dim_kind] = code
+        outside = np.zeros(extent, bool)
+        for g, n in zip(grids, self.shape):
+            outside |= (g < 0) | (g >= n)
+        out[outside] = CELL_CROPPED  # whatever it holds, the op never reads it
+        return first, out, tuple(np.where(real, i, -1) for i in index)
+
     def cropped(self) -> np.ndarray:
         """Which operand elements negative edge padding removes (no frame position)."""
         mask = np.zeros(self.operand_shape, bool)

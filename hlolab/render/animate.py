@@ -854,7 +854,7 @@ class _Canvas:
             view = self.board.views[key]
             x, y = view.corners[s]
             hole = view.kinds is not None and view.index.shape[1] > 0 and \
-                int(view.kinds[tuple(view.index[s])]) == 2
+                int(view.kinds[view.layout.local(view.index[s:s + 1])][0]) == 2
             self.cell.set_xy((float(x), float(y)))
             self.cell.set_facecolor(color)
             self.cell.set_linestyle((0, (2, 2)) if hole else "solid")

@@ -567,7 +567,7 @@ def _pair_numbers(board: Board, model: ElementModel) -> None:
         for key, idx in ((p.a_key, p.a), (p.b_key, p.b)):
             board.corner_mark(key, idx, str(p.number))
     for key, idx, _ in model.marks:
-        board.corner_mark(key, idx, "★", color=style.ACCENT, size=8)
+        board.corner_mark(key, idx, "★", color=style.ACCENT, size=8, right=True)
 
 
 def visible_roles(groups: list[CellGroup]) -> set[str]:

@@ -72,9 +72,13 @@ class TensorLayout:
 
     def __init__(self, shape: Sequence[int], keep: Iterable[Sequence[int]] = (),
                  grid_limit: int = GRID_LIMIT, panel_limit: int = PANEL_LIMIT,
-                 grid_axes: tuple[int, int] | None = None):
+                 grid_axes: tuple[int, int] | None = None, origin: Sequence[int] | None = None):
         full = tuple(int(d) for d in shape)
         rank = len(full)
+        # the index of the first cell per dim: negative for a padded frame drawn with the ring
+        # of operand cells negative padding cropped (frame position -1 is left of / above 0)
+        self.origin = tuple(int(o) for o in origin) if origin is not None else (0,) * rank
+        keep = [tuple(int(i) - o for i, o in zip(k, self.origin, strict=True)) for k in keep]
         # drawing order of the axes: leading (panel) axes, then the grid's rows and columns;
         # ``grid_axes`` picks other grid axes, e.g. the spatial dims of an NHWC image
         if grid_axes is not None and rank >= 2 and len(set(grid_axes)) == 2 \
@@ -125,7 +129,7 @@ class TensorLayout:
     def position(self, index: Sequence[int]) -> tuple[float, float] | None:
         """Upper-left corner of the cell of ``index``; None when the cell is elided."""
         x, y = 0.0, self.grid_offset_y if self.shape else 0.0
-        index = [index[a] for a in self.perm]
+        index = [int(index[a]) - self.origin[a] for a in self.perm]
         for ax, i in zip(self.axes, index, strict=True):
             s = ax.slot.get(int(i))
             if s is None:
@@ -152,7 +156,11 @@ class TensorLayout:
             off = ax.offsets[lookup[idx[:, d]]]
             xy[:, 0 if ax.across else 1] += off
         inverse = np.argsort(self.perm)
-        return idx[:, inverse], xy
+        return idx[:, inverse] + np.asarray(self.origin, dtype=np.int64), xy
+
+    def local(self, index: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Indices (rows of ``cells()``) into the drawn arrays (values, kinds)."""
+        return tuple((index - np.asarray(self.origin, dtype=np.int64)).T)
 
     def panels(self) -> list[tuple[tuple[int, ...], float, float]]:
         """One (leading index, x, y) per small multiple: the title goes at (x, y).
@@ -377,7 +385,7 @@ class Board:
         idx, xy = lay.cells()
         view.index, view.corners = idx, xy + [view.x, view.y]
         view.slot = {tuple(int(i) for i in row): k for k, row in enumerate(idx)}
-        kinds = (view.kinds[tuple(idx.T)] if view.kinds is not None and idx.shape[1]
+        kinds = (view.kinds[lay.local(idx)] if view.kinds is not None and idx.shape[1]
                  else np.zeros(len(idx), np.int8))
         faces = [style.CELL_KIND_FILLS[int(k)] for k in kinds]
         view.base_faces = faces
@@ -398,7 +406,7 @@ class Board:
         small = min(7.0, 0.36 / self.cell_inches * 7)
         view.texts = []
         if show_values and view.values is not None:
-            vals = view.values[tuple(idx.T)] if idx.shape[1] else view.values.reshape(1)
+            vals = view.values[lay.local(idx)] if idx.shape[1] else view.values.reshape(1)
             for (x, y), v, k in zip(view.corners, vals, kinds, strict=True):
                 txt = format_cell(v)
                 view.texts.append(ax.text(x + 0.5, y + 0.55, txt, fontsize=cell_font_size(txt, small),
@@ -426,7 +434,8 @@ class Board:
             if py != starts[0][2]:
                 continue
             for i, s in col_ax.slot.items():
-                ax.text(view.x + px + col_ax.offsets[s] + 0.5, y0 + py - 0.05, str(i),
+                ax.text(view.x + px + col_ax.offsets[s] + 0.5, y0 + py - 0.05,
+                        str(i + lay.origin[lay.perm[-1]]),
                         fontsize=size * 0.8, ha="center", va="bottom", color=style.MUTED_TEXT)
         if len(lay.shape) >= 2:
             row_ax = lay.axes[-2]
@@ -434,7 +443,8 @@ class Board:
                 if px != starts[0][1]:
                     continue
                 for i, s in row_ax.slot.items():
-                    ax.text(view.x + px - 0.1, y0 + py + row_ax.offsets[s] + 0.5, str(i),
+                    ax.text(view.x + px - 0.1, y0 + py + row_ax.offsets[s] + 0.5,
+                            str(i + lay.origin[lay.perm[-2]]),
                             fontsize=size * 0.8, ha="right", va="center", color=style.MUTED_TEXT)
         if view.frame_axes is not None:
             self._draw_operand_indices(ax, view, size)
@@ -448,9 +458,9 @@ class Board:
         if not lay.axes or not lay.axes[-1].slot:
             return  # an empty frame: no positions to label
 
-        def label(d: int, i: int) -> str:
+        def label(d: int, i: int) -> str:  # i: the drawn slot along dim d
             low, step, n = view.frame_axes[d]
-            t = i - low
+            t = i + lay.origin[d] - low
             if t < 0 or t > (n - 1) * step:
                 return "-1"
             return str(t // step) if t % step == 0 else "·"
@@ -499,7 +509,7 @@ class Board:
     def _kinds(self, view: TensorView) -> np.ndarray:
         if view.kinds is None or not view.index.shape[1]:
             return np.zeros(len(view.index), np.int8)
-        return view.kinds[tuple(view.index.T)]
+        return view.kinds[view.layout.local(view.index)]
 
     def paint(self, key: str, cells: np.ndarray | Iterable[Sequence[int]], color: str) -> int:
         """Fill the cells of tensor ``key`` (a boolean mask of its shape, or indices)
@@ -527,7 +537,10 @@ class Board:
         if isinstance(cells, np.ndarray) and cells.dtype == np.bool_:
             if not view.index.shape[1]:
                 return [0] if bool(cells.reshape(-1)[0]) else []
-            hit = cells[tuple(view.index.T)]
+            # a mask covers the tensor (the frame), not the cropped ring drawn around it
+            inside = np.all((view.index >= 0) & (view.index < np.asarray(cells.shape)), axis=1)
+            hit = np.zeros(len(view.index), bool)
+            hit[inside] = cells[tuple(view.index[inside].T)]
             return [int(s) for s in np.flatnonzero(hit)]
         out = []
         for c in cells:
@@ -578,8 +591,9 @@ class Board:
         shape = lay.full_shape
         if len(shape) == 0 or view.index.shape[1] == 0:
             return []
-        clo = [min(max(int(a), 0), d - 1) for a, d in zip(lo, shape, strict=True)]
-        chi = [max(min(int(b), d), c + 1) for b, d, c in zip(hi, shape, clo, strict=True)]
+        first = lay.origin
+        clo = [min(max(int(a), o), o + d - 1) for a, d, o in zip(lo, shape, first, strict=True)]
+        chi = [max(min(int(b), o + d), c + 1) for b, d, c, o in zip(hi, shape, clo, first, strict=True)]
         inside = np.all((view.index >= clo) & (view.index < chi), axis=1)
         if not inside.any():
             return []
@@ -608,18 +622,21 @@ class Board:
         return out
 
     def corner_mark(self, key: str, index: Sequence[int], label: str, color: str = "#222222",
-                    size: float = 5.5) -> Any:
-        """A small label in the upper-left corner of a cell (a pair number, a winner's star)."""
+                    size: float = 5.5, right: bool = False) -> Any:
+        """A small label in the upper-left (``right``: upper-right) corner of a cell: a pair
+        number, a winner's star."""
         box = self.views[key].cell_box(index)
         if box is None:
             return None
-        return self.ax.text(box[0] + 0.06, box[1] + 0.04, label, fontsize=size, ha="left", va="top",
-                            color=color, zorder=6, fontweight="bold")
+        x = box[0] + box[2] - 0.06 if right else box[0] + 0.06
+        return self.ax.text(x, box[1] + 0.04, label, fontsize=size, ha="right" if right else "left",
+                            va="top", color=color, zorder=6, fontweight="bold")
 
     def arrow(self, start: tuple[float, float], end: tuple[float, float], color: str,
               alpha: float = 0.8, boxes: tuple[Any, Any] | None = None) -> Any:
         """An arrow from ``start`` to ``end``; with ``boxes`` (two (x, y, w, h) cells) it is
-        clipped to their edges, so it never covers the two cells' values."""
+        clipped to their edges, so it never covers the two cells' values. It is drawn under
+        the cells' numbers, so one it passes over stays readable."""
         from matplotlib.patches import FancyArrowPatch, Rectangle
 
         clip: dict[str, Any] = {}
@@ -627,7 +644,7 @@ class Board:
             clip = {k: Rectangle(b[:2], b[2], b[3], transform=self.ax.transData)
                     for k, b in zip(("patchA", "patchB"), boxes, strict=True) if b is not None}
         a = FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=9, color=color,
-                            linewidth=1.0, alpha=alpha, zorder=6, shrinkA=2, shrinkB=2,
+                            linewidth=1.0, alpha=alpha, zorder=2.8, shrinkA=2, shrinkB=2,
                             connectionstyle="arc3,rad=0.12", **clip)
         self.ax.add_patch(a)
         return a

@@ -39,17 +39,17 @@ class OpView(OpCells):
         """Lay the tensors out (operands left, results right) and draw the figure."""
         b = board or Board(title)
         layouts: dict[str, TensorLayout] = {}
-        for key in self.keys():
-            _, values, _ = self.drawn(key)
+        drawn = {key: self.drawn_ring(key) for key in self.keys()}
+        for key, (_, values, _, origin) in drawn.items():
             layouts[key] = TensorLayout(values.shape, keep=self.keep.get(key, ()),
-                                        grid_axes=self.grid_axes(key))
+                                        grid_axes=self.grid_axes(key), origin=origin)
         operands = [k for k in layouts if k.startswith("operand")]
         results = [k for k in layouts if k.startswith("result")]
         left_w = max((layouts[k].width for k in operands), default=0.0)
         for column, keys in ((self.x, operands), (self.x + left_w + COLUMN_GAP, results)):
             y = self.y
             for key in keys:
-                label, values, kinds = self.drawn(key)
+                label, values, kinds, _ = drawn[key]
                 b.add(key, label, layouts[key], column, y, values, kinds).frame_axes = self.frame_axes(key)
                 y += layouts[key].height + ROW_GAP
         self.results_x = self.x + left_w + COLUMN_GAP

@@ -124,6 +124,25 @@ class OpCells:
         own = (getattr(self.prov, "role_labels", None) or {}).get(role) if self.prov is not None else None
         return text(own) if own is not None else ROLE_LABELS.get(role, role)
 
+    def drawn_ring(self, key: str) -> tuple[str, np.ndarray, np.ndarray | None, tuple[int, ...] | None]:
+        """``drawn(key)`` widened, for an operand read in a frame with negative padding, by the
+        ring of operand elements the cropping removed (``CELL_CROPPED`` cells): (label, values,
+        kinds, index of the first cell per dim, negative where the ring is; None: no frame)."""
+        label, values, kinds = self.drawn(key)
+        kind, k = key.rstrip("0123456789"), int(key[len(key.rstrip("0123456789")):])
+        fm = self.frames.get(k) if kind == "operand" else None
+        if fm is None:
+            return label, values, kinds, None
+        x = np.asarray(self.inputs[k])
+        first, ring_kinds, index = fm.padded_frame(x.shape).ring_cells()
+        if ring_kinds.shape == values.shape:
+            return label, values, kinds, None  # nothing cropped
+        ring = np.full(ring_kinds.shape, self._pad_value(fm, x), dtype=x.dtype)
+        real = index[0] >= 0 if index else np.ones(ring.shape, bool)  # an operand element
+        if real.any():
+            ring[real] = x[tuple(i[real] for i in index)]
+        return label, ring, ring_kinds, first
+
     def frame_axes(self, key: str) -> tuple[tuple[int, int, int], ...] | None:
         """Per dim (low, step, operand size) of a tensor drawn as a padded frame: frame position
         p holds operand index (p - low) / step where that is a whole number in [0, size).

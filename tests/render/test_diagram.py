@@ -602,3 +602,42 @@ def test_dot_general_names_lhs_rhs_and_every_dim_and_pairs_the_products():
     assert m.derivation.text() == "5·6 + 6·8 = 78"
     texts = {t.get_text() for t in r.board.ax.texts}
     assert {"lhs element (contracted)", "rhs element (contracted)"} <= texts
+
+
+def test_negative_padding_draws_the_cropped_ring_outside_the_frame():
+    """reduce_window over a 5x5 iota (1..25) with padding [[-1, 1], [1, -1]]: the frame
+    drops operand row 0 and column 4; both are drawn around it, hatched as cropped, with
+    their values and their frame positions (row -1, column 5), and the window still sits
+    at frame (1, 1)..(2, 2)."""
+    text = """func.func @main(%x: tensor<5x5xf32>) -> tensor<4x4xf32> {
+  %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %init) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %m = stablehlo.maximum %a, %b : tensor<f32>
+      stablehlo.return %m : tensor<f32>
+  }) {window_dimensions = array<i64: 2, 2>, padding = dense<[[-1, 1], [1, -1]]> : tensor<2x2xi64>}
+     : (tensor<5x5xf32>, tensor<f32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}"""
+    x = np.arange(1, 26, dtype=np.float32).reshape(5, 5)
+    ev = event_of(text, [x], "stablehlo.reduce_window")
+    r = draw_diagram(ev, [(0, (1, 1))])
+    view = r.board.views["operand0"]
+    assert view.layout.origin == (-1, 0) and view.values.shape == (6, 6)
+    kinds = view.kinds
+    cropped = np.zeros((6, 6), bool)
+    cropped[0, :] = cropped[:, 5] = True  # drawn row 0 is frame row -1; column 5 is past the frame
+    assert np.array_equal(kinds == 4, cropped)
+    assert view.values[0, 1:].tolist() == [1, 2, 3, 4, 5]  # operand row 0, shifted by the low column
+    assert view.values[1:5, 5].tolist() == [10, 15, 20, 25]
+    assert kinds[5, 1:5].tolist() == [3, 3, 3, 3] and kinds[1:6, 0].tolist() == [1] * 5
+    from hlolab.render.model import Outline
+    assert r.models[0].outlines == [Outline("operand0", "window", (1, 1), (3, 3))]
+    assert r.models[0].marks == [("operand0", (2, 2), "winner")]  # 17, frame (2, 2)
+    assert float(ev.outputs[0][1, 1]) == 17.0
+    # frame indices label the rows from -1, the operand index column says which row each is
+    texts = [t.get_text() for t in r.board.ax.texts]
+    assert "-1" in texts and "5" in texts
+    box = view.cell_box((2, 2))
+    assert box is not None and box[1] - view.cell_box((-1, 2))[1] == 3.0
+    assert any("cropped" in t for t in texts)  # the legend names the hatched cells
