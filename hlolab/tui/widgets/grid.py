@@ -90,6 +90,18 @@ class _Slice:
         return t
 
 
+def split_title(title: str) -> tuple[str, str]:
+    """``"%x : tensor<2x3xf32>, dims 0: free, …"`` -> the name and type, and the note after
+    the first comma outside brackets ("" when there is none)."""
+    depth = 0
+    for i, ch in enumerate(title):
+        depth += ch in "<([{"
+        depth -= ch in ">)]}"
+        if ch == "," and depth == 0:
+            return title[:i], title[i + 1:].strip()
+    return title, ""
+
+
 class TensorGrid(ScrollView, can_focus=True):
     """Any-rank tensor: last two axes as a grid of cells; leading axes chosen with a slice selector."""
 
@@ -163,6 +175,7 @@ class TensorGrid(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self._value: np.ndarray | None = None  # the view on screen: other axes, then the grid axes
         self._orig: np.ndarray | None = None
+        self.title_text = ""  # the whole title given to set_value (split over both borders)
         self._perm: tuple[int, ...] | None = None  # view axis -> tensor axis (None: the same order)
         self._kinds: np.ndarray | None = None
         self._highlights: dict[tuple[int, ...], str] = {}
@@ -242,7 +255,12 @@ class TensorGrid(ScrollView, can_focus=True):
             self._kinds = kinds if self._perm is None else kinds.transpose(self._perm)
         else:
             self._kinds = None
-        self.border_title = title or None
+        # "name : type" on the top border, what the op says about the tensor (its dims'
+        # roles, its padded frame) on the bottom one, so neither is cut at 80 columns
+        self.title_text = title
+        head, note = split_title(title)
+        self.border_title = head or None
+        self.border_subtitle = note or None
         self._slice_key = None
         if self._value is not None:
             shape = self._value.shape
@@ -346,7 +364,8 @@ class TensorGrid(ScrollView, can_focus=True):
 
     def get_content_width(self, container: Size, viewport: Size) -> int:
         """Wide enough for the border title when there is room (never forces scrolling)."""
-        return max(self.virtual_size.width, len(str(self.border_title or "")) + 4)
+        return max(self.virtual_size.width, len(str(self.border_title or "")) + 4,
+                   len(str(self.border_subtitle or "")) + 4)
 
     def _invalidate(self) -> None:
         self._rows.clear()

@@ -82,7 +82,7 @@ class ValueList(Vertical):
             is_array = isinstance(e.value, np.ndarray)
             old = widgets[i] if i < len(widgets) else None
             if is_array and isinstance(old, TensorGrid):
-                if old.value is not e.value or old.border_title != e.title:
+                if old.value is not e.value or getattr(old, "title_text", None) != e.title:
                     old.clear_highlights()
                     old.set_value(e.value, title=e.title)
                     self._marks.pop(e.key, None)
