@@ -446,6 +446,12 @@ def cmd_open(ns: argparse.Namespace) -> int:
     return run_tui(open_path=path, inputs=inputs, seed=ns.seed if ns.seed is not None else 0)
 
 
+def cmd_repl(ns: argparse.Namespace) -> int:
+    from hlolab.repl import main as repl_main
+
+    return repl_main([ns.file] if ns.file else [])
+
+
 def cmd_explore(ns: argparse.Namespace) -> int:
     from hlolab.ops.examples import schema_for, schema_ops
     from hlolab.tui import run_tui
@@ -564,6 +570,9 @@ def build_parser() -> argparse.ArgumentParser:
     op_.add_argument("--seed", type=int,
                      help="random values (this seed) for the arguments not given (default 0)")
     op_.set_defaults(fn=cmd_open)
+    rp = sub.add_parser("repl", help="build and step a program interactively (MLIR or XlaBuilder calls)")
+    rp.add_argument("file", nargs="?", metavar="FILE.mlir", help="start from this program")
+    rp.set_defaults(fn=cmd_repl)
     xo = sub.add_parser("explore", help="open an op in the TUI's explorer, e.g. hlolab explore gather")
     xo.add_argument("op", metavar="OP")
     xo.set_defaults(fn=cmd_explore)

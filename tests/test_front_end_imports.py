@@ -16,14 +16,16 @@ from pathlib import Path
 from tests.conftest import REPO
 
 FRONT_ENDS = {"hlolab.tui": REPO / "hlolab" / "tui", "hlolab.render": REPO / "hlolab" / "render",
-              "hlolab.cli": REPO / "hlolab" / "cli.py"}
+              "hlolab.cli": REPO / "hlolab" / "cli.py", "hlolab.repl": REPO / "hlolab" / "repl"}
 
 # (file relative to hlolab/, imported module) -> why it is allowed for now
 KNOWN: dict[tuple[str, str], str] = {
     ("tui/screens/explorer.py", "hlolab.render.export"): "the explorer's export key writes PNG/GIF",
+    ("repl/commands.py", "hlolab.render"): "the REPL's :export writes PNG/SVG/GIF",
+    ("repl/tui.py", "hlolab.tui.app"): "the REPL's :tui opens the stepper",
 }
 # the CLI is the launcher: it starts the TUI and runs the export command
-LAUNCHER = {"hlolab.tui", "hlolab.tui.app", "hlolab.render", "hlolab.render.export"}
+LAUNCHER = {"hlolab.tui", "hlolab.tui.app", "hlolab.render", "hlolab.render.export", "hlolab.repl"}
 
 
 def _owner(module: str) -> str | None:
