@@ -263,7 +263,8 @@ class Interpreter:
     def steps(self, func: str | None = None,
               args: list[Any] | None = None) -> Generator[OpRun, None, list[Any]]:
         f = self.entry(func)
-        args = list(args or [])
+        # a numpy scalar (np.float32(2)) is the rank-0 array it stands for
+        args = [np.asarray(a) if isinstance(a, np.generic) else a for a in args or []]
         check_args(f, args)
         # op-instance ids count from 1 in each run; 0 is the entry arguments
         self._next_id = ARGS_NODE

@@ -33,7 +33,7 @@ from hlolab.errors import ExecutionError, UnsupportedError
 from hlolab.ir.attrs import Attr, DenseElementsAttr, FloatAttr, IntegerAttr
 from hlolab.messages import Msg
 from hlolab.numerics import float_format, from_bits, takes_first, to_bits
-from hlolab.ops.common import reject_quantized, same_element, tensor_type, wrap_int
+from hlolab.ops.common import contiguous, reject_quantized, same_element, tensor_type, wrap_int
 from hlolab.ops.compare import COMPARE_TYPES, DIRECTIONS, compare_arrays, default_compare_type
 from hlolab.ops.elementwise import as_complex, complex_atan2, complex_log1p
 from hlolab.ops.record import Attrs, InferError, Inferred, attr, enum, ints, raw, record
@@ -1082,10 +1082,10 @@ def _register_broadcast(short: str) -> None:
         if short == "complex":
             return as_complex(lhs, rhs, ctx.result_dtype())
         if short == "next_after":
-            return next_after_values(np.ascontiguousarray(lhs), np.ascontiguousarray(rhs))
+            return next_after_values(contiguous(lhs), contiguous(rhs))
         d = lookup(target)
         assert d is not None, target
-        return d.evaluate(ctx, np.ascontiguousarray(lhs), np.ascontiguousarray(rhs))
+        return d.evaluate(ctx, contiguous(lhs), contiguous(rhs))
 
     evaluate.__doc__ = f"{target} after broadcasting lhs and rhs to the result shape."
     evaluate.__name__ = f"broadcast_{short}"

@@ -31,7 +31,7 @@ import numpy as np
 from hlolab.errors import ExecutionError
 from hlolab.messages import Msg
 from hlolab.numerics import float_format, from_bits, is_nan, to_bits
-from hlolab.ops.common import check_value, operand_tensor
+from hlolab.ops.common import check_value, contiguous, operand_tensor
 from hlolab.ops.compare import total_order_key
 from hlolab.ops.record import Attrs, InferError, attr, integer, record
 from hlolab.ops.registry import OpCall, op
@@ -153,7 +153,7 @@ def top_k(ctx: OpCall, x: np.ndarray) -> list[np.ndarray]:
     check_value(ctx, x, ctx.operand_types[0], "operand")
     order = top_k_order(x, ctx.operand_types[0].element, ctx.attrs.k)
     ctx._top_k_order = order  # type: ignore[attr-defined]  # provenance/explain reuse it
-    values = np.ascontiguousarray(np.take_along_axis(x, order, axis=-1))
+    values = contiguous(np.take_along_axis(x, order, axis=-1))
     return [values, order.astype(ctx.result_dtype(1))]
 
 
@@ -269,7 +269,7 @@ def _explain_top_k(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
     return Explanation(ctx.op.name, idx, steps, value, notes, result)
 
 
-op("chlo.top_k", verify=_verify_top_k, attrs=TopKAttrs, infer=infer_top_k, family="sort",
+op("chlo.top_k", aliases=("TopK",), verify=_verify_top_k, attrs=TopKAttrs, infer=infer_top_k, family="sort",
    provenance=_prov_top_k, explain=_explain_top_k)(top_k)
 
 

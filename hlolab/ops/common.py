@@ -12,6 +12,12 @@ from hlolab.ops.registry import OpCall
 from hlolab.types import ElementType, QuantizedElementType, TensorType, Type
 
 
+def contiguous(x: Any) -> np.ndarray:
+    """``x`` as a C-contiguous array of its own rank (``np.ascontiguousarray`` turns rank 0
+    into rank 1)."""
+    return np.require(x, requirements="C")
+
+
 def reject_quantized(ctx: OpCall) -> None:
     """Quantized operands or results are not executed yet (a clear error, never a guess)."""
     for t in (*ctx.operand_types, *ctx.result_types):

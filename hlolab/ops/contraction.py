@@ -61,6 +61,7 @@ from hlolab.messages import Msg
 from hlolab.numerics import round_float64
 from hlolab.ops.common import (
     check_value,
+    contiguous,
     dims_fit,
     operand_tensor,
     reject_quantized,
@@ -616,8 +617,8 @@ def xla_complex_matmul(a: np.ndarray, b: np.ndarray, flipped: bool = False) -> n
     path = xla_dot_path(B, M, K, N)
     if path == "empty":
         return np.zeros((B, M, N), dt)
-    ar, ai = np.ascontiguousarray(a.real), np.ascontiguousarray(a.imag)
-    br, bi = np.ascontiguousarray(b.real), np.ascontiguousarray(b.imag)
+    ar, ai = contiguous(a.real), contiguous(a.imag)
+    br, bi = contiguous(b.real), contiguous(b.imag)
     if path == "multiply":  # (B, M, 1) * (B, 1, N); a column times one value fuses a.re*b.im
         re, im = fused_complex_product(ar, ai, br, bi, fuse_re_im=N == 1 and M > 1)
     elif path == "vector":
@@ -1659,7 +1660,7 @@ def conv_values(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray, p: ConvParams,
     else:
         res = from_compute(out, le, oe)
     perm = [d.output_batch_dimension, *d.output_spatial_dimensions, d.output_feature_dimension]
-    return np.ascontiguousarray(res.transpose(np.argsort(perm)))
+    return contiguous(res.transpose(np.argsort(perm)))
 
 
 def _runtime_padding(ctx: OpCall, p: ConvParams, inputs: Sequence[Any]) -> tuple[tuple[int, int], ...]:

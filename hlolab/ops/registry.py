@@ -26,6 +26,7 @@ stepping engine can go op by op through their bodies.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -125,22 +126,34 @@ def lookup(name: str) -> OpDef | None:
 
 
 _LOADED = False
+_LOADING = threading.Lock()  # front ends load ops in a background thread (the REPL)
+_LOADER: int | None = None  # the thread importing the op modules
 
 
 def _load_all() -> None:
-    """Import every op family module once (they register on import)."""
-    global _LOADED
-    if _LOADED:
+    """Import every op family module once (they register on import). A second thread
+    waits for the first to finish instead of seeing a half-filled registry; the loading
+    thread itself (an op module looking an op up while it loads) sees what is registered
+    so far."""
+    global _LOADED, _LOADER
+    if _LOADED or _LOADER == threading.get_ident():
         return
-    _LOADED = True
-    import importlib
-    import pkgutil
+    with _LOADING:
+        if _LOADED:
+            return
+        _LOADER = threading.get_ident()
+        import importlib
+        import pkgutil
 
-    import hlolab.ops as pkg
+        import hlolab.ops as pkg
 
-    for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name != "registry" and not info.name.startswith("_"):
-            importlib.import_module(f"hlolab.ops.{info.name}")
+        try:
+            for info in pkgutil.iter_modules(pkg.__path__):
+                if info.name != "registry" and not info.name.startswith("_"):
+                    importlib.import_module(f"hlolab.ops.{info.name}")
+            _LOADED = True
+        finally:
+            _LOADER = None
 
 
 def all_ops() -> dict[str, OpDef]:

@@ -40,7 +40,14 @@ import numpy as np
 from hlolab.errors import ExecutionError
 from hlolab.messages import Msg
 from hlolab.ops import index_map
-from hlolab.ops.common import check_value, dims_fit, is_promotable, per_tensor_type, reject_quantized
+from hlolab.ops.common import (
+    check_value,
+    contiguous,
+    dims_fit,
+    is_promotable,
+    per_tensor_type,
+    reject_quantized,
+)
 from hlolab.ops.record import Attrs, InferError, Partial, attr, boolean, member, record
 from hlolab.ops.regions import (
     bool_powers,
@@ -343,7 +350,7 @@ def _batch_positions(scatter_shape: Sequence[int], updates_shape: Sequence[int],
     if 0 in ushape:
         return bshape, np.zeros(ushape, dtype=np.int64)
     flat = np.ravel_multi_index(tuple(grid[k] for k in usd), bshape)
-    return bshape, np.ascontiguousarray(np.broadcast_to(flat, ushape)).astype(np.int64)
+    return bshape, contiguous(np.broadcast_to(flat, ushape)).astype(np.int64)
 
 
 # --- evaluation ------------------------------------------------------------------------
@@ -565,7 +572,7 @@ class ScatterProvenance(Provenance):
         bm = bm.reshape(self.batch_shape)
         if self.ivd < len(self.scatter_shape):
             bm = np.expand_dims(bm, self.ivd)
-        return np.ascontiguousarray(np.broadcast_to(bm, self.scatter_shape))
+        return contiguous(np.broadcast_to(bm, self.scatter_shape))
 
     def fwd(self, operand: int, mask: np.ndarray) -> dict[tuple[int, str], np.ndarray]:
         shape = self._operand_shape(operand)

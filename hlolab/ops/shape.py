@@ -28,7 +28,7 @@ from hlolab.errors import ExecutionError, NotImplementedOpError
 from hlolab.ir.attrs import DenseElementsAttr
 from hlolab.messages import Msg
 from hlolab.numerics import round_float64
-from hlolab.ops.common import dims_fit, same_element, shapes_compatible, tensor_type
+from hlolab.ops.common import contiguous, dims_fit, same_element, shapes_compatible, tensor_type
 from hlolab.ops.frame import (
     CELL_CROPPED,
     CELL_VALUE,
@@ -64,7 +64,7 @@ from hlolab.trace.provenance import (
     unary_copy_provenance,
     value_shape,
 )
-from hlolab.types import ElementType, QuantizedElementType, TensorType, TokenType, TupleType
+from hlolab.types import ElementType, QuantizedElementType, TensorType, TokenType, TupleType, element_type
 
 Index = tuple[np.ndarray, ...]  # per-dimension index arrays (or 0-d arrays for one element)
 
@@ -252,6 +252,46 @@ def constant(ctx: OpCall) -> np.ndarray:
             raise ExecutionError(f"constant value of shape {arr.shape} does not fit {out}", ctx.loc)
         return np.full(shape, arr.reshape(())[()], dtype=out.dtype)  # a splat
     return arr.copy()
+
+
+# --- get_dimension_size -----------------------------------------------------------------
+
+@record
+class GetDimensionSizeAttrs(Attrs):
+    dimension: int = attr(integer("dimension"))
+
+
+def infer_get_dimension_size(a: GetDimensionSizeAttrs, types: list[Any]) -> list[Inferred]:
+    """``tensor<i32>``, once ``dimension`` is a dimension of the operand (C1)."""
+    t = types[0]
+    if isinstance(t, TensorType) and not 0 <= a.dimension < t.rank:
+        raise InferError("C1", f"dimension = {a.dimension} must be in [0, {t.rank}) (rank(operand))")
+    return [TensorType((), element_type("i32"))]
+
+
+def _verify_get_dimension_size(ctx: OpCall) -> None:
+    t = ctx.operand_types[0]
+    if not isinstance(t, TensorType):
+        raise ctx.error(None, f"operand must be a tensor or quantized tensor, got {t}")
+
+
+def _explain_get_dimension_size(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                                index: tuple) -> Explanation:
+    idx = _result_index(outputs, result, index)
+    value = outputs[0][idx]
+    d = ctx.attrs.dimension
+    steps = [Step("result", Msg("shape.get_dimension_size.formula"), value, dim_roles={},
+                  substituted=Msg("shape.get_dimension_size.substituted",
+                                  shape=tuple(np.shape(inputs[0])), dimension=d))]
+    return Explanation(ctx.op.name, idx, steps, value, [Msg("shape.get_dimension_size.note")], 0)
+
+
+@op("stablehlo.get_dimension_size", aliases=("GetDimensionSize",), verify=_verify_get_dimension_size,
+    attrs=GetDimensionSizeAttrs, infer=infer_get_dimension_size, family="shape", provenance=_no_links,
+    explain=_explain_get_dimension_size)
+def get_dimension_size(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
+    """result = dim(operand, dimension): the shape only, no element is read."""
+    return np.array(np.shape(operand)[ctx.attrs.dimension], dtype=np.int32)
 
 
 # --- iota ----------------------------------------------------------------------------
@@ -506,7 +546,7 @@ def _explain_transpose(ctx: OpCall, inputs: list[Any], outputs: list[Any], resul
     infer=infer_transpose, family="shape", provenance=_prov_transpose, explain=_explain_transpose)
 def transpose(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """result[result_index] = operand[operand_index], result_index[d] = operand_index[permutation[d]]."""
-    return np.ascontiguousarray(np.transpose(operand, ctx.attrs.permutation))
+    return contiguous(np.transpose(operand, ctx.attrs.permutation))
 
 
 # --- broadcast_in_dim ----------------------------------------------------------------
@@ -621,7 +661,7 @@ def _explain_broadcast(ctx: OpCall, inputs: list[Any], outputs: list[Any], resul
     return _copy_explain(ctx, inputs, outputs, idx, steps, 0, operand_index)
 
 
-@op("stablehlo.broadcast_in_dim", aliases=("BroadcastInDim", "Broadcast"),
+@op("stablehlo.broadcast_in_dim", aliases=("BroadcastInDim",),
     verify=_verify_broadcast_in_dim, attrs=BroadcastInDimAttrs, infer=infer_broadcast_in_dim,
     family="shape", provenance=_prov_broadcast,
     explain=_explain_broadcast)

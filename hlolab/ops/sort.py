@@ -32,7 +32,7 @@ from hlolab.errors import ExecutionError
 from hlolab.ir.attrs import DenseElementsAttr
 from hlolab.ir.module import Op, Value
 from hlolab.messages import Msg
-from hlolab.ops.common import check_value, reject_quantized
+from hlolab.ops.common import check_value, contiguous, reject_quantized
 from hlolab.ops.compare import compare_arrays, default_compare_type, total_order_key
 from hlolab.ops.record import Attrs, InferError, attr, boolean, integer, record
 from hlolab.ops.registry import OpCall, op
@@ -493,7 +493,7 @@ def sort(ctx: OpCall, *inputs: np.ndarray) -> list[np.ndarray]:
     ctx._sort_perm = (perm, kind)  # type: ignore[attr-defined]  # provenance/explain reuse it
     dim = adjusted_dimension(ctx)
     shape = inputs[0].shape
-    return [np.ascontiguousarray(_unrows(np.take_along_axis(_rows(x, dim), perm, axis=-1), shape, dim))
+    return [contiguous(_unrows(np.take_along_axis(_rows(x, dim), perm, axis=-1), shape, dim))
             for x in inputs]
 
 

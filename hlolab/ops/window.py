@@ -53,6 +53,7 @@ from hlolab.messages import Msg
 from hlolab.numerics import is_float_dtype, takes_first
 from hlolab.ops.common import (
     check_value,
+    contiguous,
     dims_fit,
     per_tensor_type,
     reject_quantized,
@@ -843,7 +844,7 @@ def select_positions(ctx: OpCall, operand: np.ndarray, p: WindowParams,
             with np.errstate(all="ignore"):
                 s = compare_arrays(cur_val, cand, et, direction, ctype or default_compare_type(et))
         else:
-            s = np.broadcast_to(np.asarray(ctx.run_region(0, [cur_val, np.ascontiguousarray(cand)])[0],
+            s = np.broadcast_to(np.asarray(ctx.run_region(0, [cur_val, contiguous(cand)])[0],
                                            dtype=bool), source_shape)
         # the first real element starts the fold; later ones win when select(current, candidate) is false
         take = valid & ((cur_idx < 0) | ~s)

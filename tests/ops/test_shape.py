@@ -462,11 +462,30 @@ def test_optimization_barrier_constraints_and_tokens():
 def test_aliases_resolve():
     for alias, name in [("Reshape", "reshape"), ("Transpose", "transpose"),
                         ("BroadcastInDim", "broadcast_in_dim"),
-                        ("Broadcast", "broadcast_in_dim"), ("Slice", "slice"), ("ConcatInDim", "concatenate"),
+                        ("Slice", "slice"), ("ConcatInDim", "concatenate"),
                         ("Rev", "reverse"), ("Pad", "pad"), ("Iota", "iota"), ("ConstantLiteral", "constant"),
                         ("Tuple", "tuple"), ("GetTupleElement", "get_tuple_element"),
                         ("OptimizationBarrier", "optimization_barrier")]:
         assert lookup(alias).name == f"stablehlo.{name}"
+    # XLA's Broadcast prepends dims: hlolab.xla composes it from broadcast_in_dim, the op's
+    # alias would name different semantics
+    assert lookup("Broadcast") is None
+    assert lookup("TopK").name == "chlo.top_k"
+    assert lookup("GetDimensionSize").name == "stablehlo.get_dimension_size"
+
+
+def test_get_dimension_size_spec_example_and_c1():
+    import hlolab
+    from hlolab.errors import VerificationError
+    text = """func.func @main(%x: tensor<2x3xi64>) -> tensor<i32> {
+  %r = stablehlo.get_dimension_size %x, dim = 1 : (tensor<2x3xi64>) -> tensor<i32>
+  return %r : tensor<i32>
+}"""
+    (r,) = hlolab.run(hlolab.parse(text), [np.array([[1, 2, 3], [4, 5, 6]], np.int64)])
+    assert r.dtype == np.int32 and r.shape == () and int(r) == 3
+    with pytest.raises(VerificationError, match=r"get_dimension_size \(C1\)"):
+        from hlolab.ops.verify import verify_module
+        verify_module(hlolab.parse(text.replace("dim = 1", "dim = 2")))
 
 
 # --- provenance ----------------------------------------------------------------------
