@@ -293,8 +293,11 @@ def format_cell(v: Any) -> str:
         return str(f)
     if f == int(f) and abs(f) < 1e5:
         return str(int(f))
-    txt = f"{f:.3g}"
-    return txt if len(txt) <= CELL_CHARS else _short_exp(f)
+    for digits in (3, 2):  # -0.262 does not fit, -0.26 does: better than -2.6e-1
+        txt = f"{f:.{digits}g}"
+        if len(txt) <= CELL_CHARS and "e" not in txt:
+            return txt
+    return _short_exp(f)
 
 
 def cell_font_size(txt: str, size: float) -> float:

@@ -641,3 +641,14 @@ def test_negative_padding_draws_the_cropped_ring_outside_the_frame():
     box = view.cell_box((2, 2))
     assert box is not None and box[1] - view.cell_box((-1, 2))[1] == 3.0
     assert any("cropped" in t for t in texts)  # the legend names the hatched cells
+
+
+def test_cell_values_fit_their_cell():
+    from hlolab.render.layout import format_cell
+    assert format_cell(np.float32(-0.2618332)) == "-0.26"  # not -2.6e-1
+    assert format_cell(np.float32(0.125)) == "0.125"
+    assert format_cell(np.float32(2.8311157)) == "2.83"
+    assert format_cell(np.float64(1234567.0)) == "1.2e6"
+    assert format_cell(np.float32(-0.000123)) == "-1.2e-4"
+    assert format_cell(np.int32(np.iinfo(np.int32).min)) == "i32 min"
+    assert format_cell(np.uint8(255)) == "255" and format_cell(np.bool_(True)) == "T"
