@@ -925,14 +925,20 @@ class Animation:
         size, advance = caption_size(dpi)
         char_w = advance / dpi / self.board.cell_inches
         self.board.width = max(tensors_w + LEGEND_W, view.x + longest * char_w)
-        legend_h = 0.9 * len(self.roles) + 0.6
+        # the cell kinds drawn (padding, holes, cropped cells) join the roles in the legend
+        self.cell_kinds = sorted({int(k) for b in self.board.views.values() if b.kinds is not None
+                                  for k in np.unique(b.kinds)} - {0})
+        self.legend_labels = {r: view.role_label(r) for r in self.roles}
+        longest_label = max((len(t) for t in self.legend_labels.values()), default=0)
+        self.board.width = max(self.board.width, tensors_w + 2.0 + longest_label * 0.2)
+        legend_h = 0.9 * (len(self.roles) + len(self.cell_kinds)) + 0.6
         self.board.height = max(self.board.height, view.y + legend_h)
         self.caption_y = self.board.height + 0.7
         line_h = size / 72 * CAPTION_SPACING / self.board.cell_inches
         self.board.height = self.caption_y + line_h * (self._caption_lines + 0.5)
         with style.styled():
             self.board.draw()
-            self.board.legend(self.roles, tensors_w + 1.0, view.y)
+            self.board.legend(self.roles, tensors_w + 1.0, view.y, self.cell_kinds, self.legend_labels)
         self.figure = self.board.fig
         self._canvas: _Canvas | None = None
         self._index: np.ndarray | None = None  # the previous GIF frame, as palette indices
