@@ -527,3 +527,19 @@ def test_captions_are_messages_in_the_readers_language():
     from hlolab.messages import Msg
 
     assert plans[-1].caption.split("\n")[-1] == text(Msg("animate.sampled", frame=2, frames=2, element=16, total=16))
+
+
+def test_gif_legend_names_the_cell_kinds_and_the_ops_role_names():
+    pad = animate(op_target("pad", "spec-example").event, max_frames=4)
+    assert pad.cell_kinds == [1, 2, 3]  # low edge, interior hole, high edge of the 5x9 result
+    texts = {t.get_text() for t in pad.board.ax.texts}
+    assert {text_of("render.cell_kind.padding_low"), text_of("render.cell_kind.hole"),
+            text_of("render.cell_kind.padding_high")} <= texts
+    dot = animate(op_target("dot_general", "gallery").event, max_frames=4)
+    assert dot.legend_labels["window"] == "lhs element (contracted)" and "lhs element (contracted)" in {
+        t.get_text() for t in dot.board.ax.texts}
+
+
+def text_of(key: str) -> str:
+    from hlolab.messages import Msg
+    return text(Msg(key))
