@@ -416,6 +416,7 @@ NOT_EXPLORABLE = {
     "stablehlo.constant": "no operands: the literal is the whole story",
     "chlo.constant": "no operands: the literal is the whole story",
     "chlo.constant_like": "reads only its operand's shape: the literal is the whole story",
+    "stablehlo.get_dimension_size": "reads only its operand's shape: one number, no element",
     "interpreter.print": "test harness", "interpreter.probe": "test harness",
     **{f"check.{n}": "test harness" for n in ("expect_almost_eq", "expect_almost_eq_const", "expect_close",
                                               "expect_eq", "expect_eq_const", "expect_serialized_eq")},
