@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from hlolab.errors import ExecutionError, NotImplementedOpError
+from hlolab.errors import ExecutionError, UnsupportedError
 from hlolab.ops.registry import OpCall
 from hlolab.types import ElementType, QuantizedElementType, TensorType, Type
 
@@ -19,10 +19,12 @@ def contiguous(x: Any) -> np.ndarray:
 
 
 def reject_quantized(ctx: OpCall) -> None:
-    """Quantized operands or results are not executed yet (a clear error, never a guess)."""
+    """An op without quantized semantics (CHLO ops: the spec's dequantize/quantize rules,
+    hlolab.ops.quantized, cover StableHLO ops) refuses quantized operands or results."""
     for t in (*ctx.operand_types, *ctx.result_types):
         if isinstance(t, TensorType) and t.is_quantized:
-            raise NotImplementedOpError(ctx.name, ctx.loc, detail="quantized operands")
+            raise UnsupportedError(f"{ctx.name} on quantized tensors is not supported: the spec "
+                                   f"gives it no quantized semantics (got {t})", ctx.loc)
 
 
 def dims_fit(a: int | None, b: int | None) -> bool:

@@ -24,7 +24,7 @@ import numpy as np
 
 from hlolab.errors import ExecutionError
 from hlolab.numerics import float_format, takes_first, to_bits
-from hlolab.ops.common import check_value, reject_quantized, shapes_compatible
+from hlolab.ops.common import check_value, shapes_compatible
 from hlolab.ops.conversion import baseline_key, count_check, plain_element, tensor_operand
 from hlolab.ops.elementwise import infer_tensors, like, same_shape
 from hlolab.ops.record import Attrs, InferError, Inferred, attr, enum, record
@@ -163,7 +163,6 @@ def infer_compare(attrs: CompareAttrs, types: list[Type]) -> list[Inferred]:
     provenance=elementwise_provenance, explain=elementwise_explain, elementwise=True)
 def compare(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """``lhs <comparison_direction> rhs`` per element, under ``compare_type``."""
-    reject_quantized(ctx)
     check_value(ctx, lhs, ctx.operand_types[0], "lhs")
     check_value(ctx, rhs, ctx.operand_types[1], "rhs")
     if lhs.shape != rhs.shape:
@@ -236,7 +235,6 @@ def infer_select(attrs: Attrs, types: list[Type]) -> list[Inferred]:
     family="compare", provenance=select_provenance, explain=elementwise_explain, elementwise=True)
 def select(ctx: OpCall, pred: np.ndarray, on_true: np.ndarray, on_false: np.ndarray) -> np.ndarray:
     """``on_true`` where ``pred`` is true, else ``on_false`` (a rank-0 pred picks a whole tensor)."""
-    reject_quantized(ctx)
     check_value(ctx, pred, ctx.operand_types[0], "pred")
     check_value(ctx, on_true, ctx.operand_types[1], "on_true")
     check_value(ctx, on_false, ctx.operand_types[2], "on_false")
@@ -315,7 +313,6 @@ def infer_clamp(attrs: Attrs, types: list[Type]) -> list[Inferred]:
     provenance=elementwise_provenance, explain=elementwise_explain, elementwise=True)
 def clamp(ctx: OpCall, min: np.ndarray, operand: np.ndarray, max: np.ndarray) -> np.ndarray:
     """``minimum(maximum(operand, min_element), max_element)``; rank-0 min/max apply everywhere."""
-    reject_quantized(ctx)
     for value, t, name in zip((min, operand, max), ctx.operand_types, ("min", "operand", "max"),
                               strict=True):
         check_value(ctx, value, t, name)

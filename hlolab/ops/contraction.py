@@ -64,7 +64,6 @@ from hlolab.ops.common import (
     contiguous,
     dims_fit,
     operand_tensor,
-    reject_quantized,
     sliding_windows,
     wrap_int,
 )
@@ -1237,7 +1236,6 @@ def _dot_general_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], res
     explain=_dot_general_explain)
 def dot_general(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """result[result_index] = sum over the contracting positions of lhs * rhs slices."""
-    reject_quantized(ctx)
     _reject_dynamic(ctx)
     _check_operands(ctx, [lhs, rhs], ["lhs", "rhs"])
     le, oe = _operand_elements(ctx)
@@ -1681,7 +1679,6 @@ def _conv_le_oe(ctx: OpCall) -> tuple[ElementType, ElementType]:
 
 
 def _conv_evaluate(ctx: OpCall, *inputs: np.ndarray) -> np.ndarray:
-    reject_quantized(ctx)
     _reject_dynamic(ctx)
     names = ["lhs", "rhs", "padding"][:len(inputs)]
     _check_operands(ctx, list(inputs), names)

@@ -44,7 +44,7 @@ import numpy as np
 from hlolab.errors import ExecutionError, UnsupportedError
 from hlolab.messages import Msg
 from hlolab.numerics import float_format, from_bits, round_float64, to_bits
-from hlolab.ops.common import check_value, reject_quantized, shapes_compatible, wrap_int
+from hlolab.ops.common import check_value, shapes_compatible, wrap_int
 from hlolab.ops.elementwise import infer_tensors, same_shape
 from hlolab.ops.record import Attrs, InferError, Inferred, Partial
 from hlolab.ops.registry import OpCall, op
@@ -210,6 +210,10 @@ def _verify_convert(ctx: OpCall) -> None:
     count_check(ctx, 1)
     operand = tensor_operand(ctx, ctx.operand_types[0], "operand", "I1")
     result = tensor_operand(ctx, ctx.result_types[0], "result")
+    for label, what, t in (("I1", "operand", operand), (None, "result", result)):
+        if t.is_quantized:  # the spec keeps these conversions to uniform_(de)quantize
+            raise ctx.error(label, f"{what} must be a tensor, got the quantized {t}: use "
+                                   "stablehlo.uniform_quantize / uniform_dequantize")
     if not shapes_compatible(operand.shape, result.shape):
         raise ctx.error("C1", f"shape(operand) = {list(operand.shape)} must equal "
                               f"shape(result) = {list(result.shape)}")
@@ -250,7 +254,6 @@ def convert_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: 
     elementwise=True)
 def convert(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """Element-wise conversion to the result's element type (see the module notes)."""
-    reject_quantized(ctx)
     check_value(ctx, operand, ctx.operand_types[0], "operand")
     src, dst = plain_element(ctx.operand_types[0]), plain_element(ctx.result_types[0])
     with np.errstate(all="ignore"):
@@ -260,6 +263,7 @@ def convert(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
 # --- bitcast_convert -------------------------------------------------------------------
 
 def _storage(e: Any) -> ElementType:
+    """The spec's ``E``: a quantized element's storage type (its value is the storage bits)."""
     return e.storage if isinstance(e, QuantizedElementType) else e
 
 
@@ -389,7 +393,7 @@ def bitcast_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: 
     the bit patterns, and the bits regrouped into the result type's fields."""
     x, y = inputs[0], outputs[0]
     idx = check_index(value_shape(y), index, "result #0 index")
-    src, dst = plain_element(ctx.operand_types[0]), plain_element(ctx.result_types[0])
+    src, dst = _storage(ctx.operand_types[0].element), _storage(ctx.result_types[0].element)
     operand, res = ctx.op.operands[0].name, ctx.op.results[0].name
 
     def at(name: str, i: tuple[Any, ...]) -> str:
@@ -435,9 +439,8 @@ def bitcast_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: 
 def bitcast_convert(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """The operand's bits read as the result type; the last dimension splits or joins when
     the element bit widths differ."""
-    reject_quantized(ctx)
     check_value(ctx, operand, ctx.operand_types[0], "operand")
-    src, dst = plain_element(ctx.operand_types[0]), plain_element(ctx.result_types[0])
+    src, dst = _storage(ctx.operand_types[0].element), _storage(ctx.result_types[0].element)
     if src.bits == dst.bits:
         shape = operand.shape
     elif dst.bits < src.bits:

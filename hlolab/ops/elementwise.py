@@ -46,7 +46,7 @@ import numpy as np
 
 from hlolab.errors import ExecutionError, UnsupportedError
 from hlolab.numerics import takes_first
-from hlolab.ops.common import reject_quantized, tensor_type, wrap_int
+from hlolab.ops.common import tensor_type, wrap_int
 from hlolab.ops.record import Attrs, InferError, Inferred, Partial
 from hlolab.ops.registry import OpCall, op
 from hlolab.trace.bits import (
@@ -383,7 +383,7 @@ def _bits_explainer(bits: BitsFn) -> Callable[..., Explanation]:
     return explain
 
 
-def elementwise_op(name: str, alias: str, verify: Callable[[OpCall], None], quantized: bool = False,
+def elementwise_op(name: str, alias: str, verify: Callable[[OpCall], None],
                    infer: InferFn | None = None,
                    bits: BitsFn | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register an element-wise op; ``fn(ctx, *operands)`` computes the values.
@@ -397,8 +397,6 @@ def elementwise_op(name: str, alias: str, verify: Callable[[OpCall], None], quan
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         def evaluate(ctx: OpCall, *args: Any) -> np.ndarray:
-            if not quantized:
-                reject_quantized(ctx)
             _check_runtime_shapes(ctx, args)
             with np.errstate(all="ignore"):
                 out = np.asarray(fn(ctx, *args))
@@ -863,7 +861,7 @@ def atan2(ctx: OpCall, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return np.arctan2(_compute(lhs), _compute(rhs))
 
 
-@elementwise_op("stablehlo.is_finite", "IsFinite", _verify_is_finite, quantized=True,
+@elementwise_op("stablehlo.is_finite", "IsFinite", _verify_is_finite,
                 infer=_infer_is_finite)
 def is_finite(ctx: OpCall, x: np.ndarray) -> np.ndarray:
     """isFinite: neither +Inf, -Inf nor NaN (always true for quantized values)."""

@@ -11,8 +11,8 @@ provenance maps; applied to one index it drives ``explain``.
 Start indices of every integer type are read exactly: ui64 values above 2**63
 are first capped at the int64 maximum, which clamps to the same place as the
 true value would. ``indices_are_sorted`` is accepted and not relied on (the
-result never depends on it). Quantized operands are refused at run time
-(NotImplementedOpError).
+result never depends on it). A quantized operand is data like any other: its storage
+integers are gathered unchanged (the result has the operand's element type).
 
 dynamic_gather takes ``slice_sizes`` as an operand: the constraints that need
 its values are checked at run time, with dynamic_gather's own ``(Cn)`` numbers.
@@ -31,7 +31,7 @@ import numpy as np
 from hlolab.errors import ExecutionError
 from hlolab.messages import Msg
 from hlolab.ops import index_map
-from hlolab.ops.common import check_value, dims_fit, operand_tensor, reject_quantized, sliding_windows
+from hlolab.ops.common import check_value, dims_fit, operand_tensor, sliding_windows
 from hlolab.ops.record import Attrs, InferError, Partial, attr, boolean, ints, member, record
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element
@@ -376,7 +376,6 @@ def _dynamic_slice_sizes(ctx: OpCall, operand: np.ndarray, start_indices: np.nda
 
 def _run(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray,
          slice_sizes: Sequence[int]) -> np.ndarray:
-    reject_quantized(ctx)
     check_value(ctx, operand, ctx.operand_types[0], "operand")
     check_value(ctx, start_indices, ctx.operand_types[1], "start_indices")
     shape = ctx.result_tensor(0).static_shape()

@@ -62,7 +62,7 @@ import numpy as np
 
 from hlolab.errors import ExecutionError, NotImplementedOpError
 from hlolab.messages import Msg
-from hlolab.ops.common import dims_fit, reject_quantized
+from hlolab.ops.common import dims_fit
 from hlolab.ops.conversion import baseline_key, count_check, tensor_operand
 from hlolab.ops.record import Attrs, InferError, Partial, attr, boolean, enum, ints, record
 from hlolab.ops.registry import OpCall, op
@@ -95,8 +95,8 @@ def _dims(shape: Sequence[int | None]) -> str:
 
 
 def _static(ctx: OpCall) -> None:
-    """Quantized and dynamically shaped tensors are refused (clearly, never guessed)."""
-    reject_quantized(ctx)
+    """Dynamically shaped tensors are refused (clearly, never guessed); quantized ones arrive
+    here as their float view (the dequantize/quantize rule, hlolab.ops.quantized)."""
     for t in (*ctx.operand_types, *ctx.result_types):
         if isinstance(t, TensorType) and not t.is_static:
             raise NotImplementedOpError(ctx.name, ctx.loc, detail="dynamic shapes")

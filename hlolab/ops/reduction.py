@@ -47,7 +47,9 @@ Choices the spec leaves to the implementation (DESIGN.md "Numerics"), listed her
   attribute) becomes ``constant(epsilon, element_type(operand))`` as the spec
   writes; sums over a feature use numpy's pairwise order.
 
-Quantized tensors: NotImplementedOpError.
+Quantized tensors: the values are storage integers; the region runs on them (no numpy
+path), so its ops apply their quantized rules (hlolab.ops.quantized).
+batch_norm_* and reduce_precision follow their dequantize/quantize rules there too.
 """
 
 from __future__ import annotations
@@ -64,7 +66,6 @@ from hlolab.ops.common import (
     check_value,
     dims_fit,
     per_tensor_type,
-    reject_quantized,
     same_element,
     shapes_compatible,
     wrap_int,
@@ -103,7 +104,7 @@ BASELINE = ("scales", "zero_points")  # baseline_element_type: quantized types w
 
 def _is_float(e: Any) -> bool:
     if isinstance(e, QuantizedElementType):
-        return True  # per-tensor quantized: allowed by the type tables, rejected at run time
+        return True  # per-tensor quantized: allowed by the type tables (run by hlolab.ops.quantized)
     return isinstance(e, ElementType) and e.is_float
 
 
@@ -353,7 +354,6 @@ def _run_tree(ctx: OpCall, flats: list[np.ndarray], inits: list[np.ndarray]) -> 
 def reduce(ctx: OpCall, *operands: np.ndarray) -> list[np.ndarray]:
     """results...[j0, ..., jR-1] = exec(schedule) over input_slices_converted, with the
     init value folded in once: body(init, pairwise tree of the slice in row-major order)."""
-    reject_quantized(ctx)
     n = _reduce_n(ctx)
     for i, v in enumerate(operands):
         what = f"inputs[{i}]" if i < n else f"init_values[{i - n}]"
@@ -538,7 +538,10 @@ def reduce_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
                           Msg("reduction.symbol", name=names[n + k] if n + k < len(names) else "init"),
                           inputs[n + k][()]))
     body = (kinds[result] if kinds is not None else "body")
-    how = "reduction.reduce.body.numpy" if kinds is not None else "reduction.reduce.body.tree"
+    es = _body_elements(ctx)
+    # a recognized body on quantized types still runs as a region (its ops dequantize)
+    numpy_path = kinds is not None and all(can_combine_at(k, e) for k, e in zip(kinds, es, strict=True))
+    how = "reduction.reduce.body.numpy" if numpy_path else "reduction.reduce.body.tree"
     value = outputs[result][idx]
     steps.append(Step("body", Msg(how), body))
     steps.append(Step(f"results[{result}][{_csv(idx)}]",
@@ -546,7 +549,6 @@ def reduce_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: i
                       substituted=Msg("reduction.reduce.result.substituted", body=body,
                                       init=inputs[n + result][()], slice=slices[result])))
     notes = [Msg("reduction.reduce.note.schedule", count=count, dimensions=red)]
-    es = _body_elements(ctx)
     e = es[result]
     float_like = isinstance(e, ElementType) and (e.is_float or e.is_complex)
     if float_like and count > 1 and (kinds is None or kinds[result] in ("add", "multiply")):
@@ -596,7 +598,6 @@ def _verify_map(ctx: OpCall) -> None:
     family="reduction", provenance=elementwise_provenance, explain=elementwise_explain)
 def map_(ctx: OpCall, *inputs: np.ndarray) -> np.ndarray:
     """result[result_index] = computation(inputs...[result_index]): one batched region call."""
-    reject_quantized(ctx)
     for i, v in enumerate(inputs):
         check_value(ctx, v, ctx.operand_types[i], f"inputs[{i}]")
     rdt = ctx.result_dtype()
@@ -695,7 +696,6 @@ def reduce_precision_values(x: np.ndarray, exponent_bits: int, mantissa_bits: in
         ctx, inputs, outputs, result, index))
 def reduce_precision(ctx: OpCall, operand: np.ndarray) -> np.ndarray:
     """operand rounded to a float format with exponent_bits and mantissa_bits and back."""
-    reject_quantized(ctx)
     check_value(ctx, operand, ctx.operand_types[0], "operand")
     return reduce_precision_op_values(operand, ctx.attrs.exponent_bits, ctx.attrs.mantissa_bits)
 
@@ -863,7 +863,6 @@ class _BN:
 
 
 def _check_all(ctx: OpCall, values: Sequence[np.ndarray], names: Sequence[str]) -> None:
-    reject_quantized(ctx)
     for i, (v, name) in enumerate(zip(values, names, strict=True)):
         check_value(ctx, v, ctx.operand_types[i], name)
 

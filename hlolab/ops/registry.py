@@ -151,6 +151,9 @@ def _load_all() -> None:
             for info in pkgutil.iter_modules(pkg.__path__):
                 if info.name != "registry" and not info.name.startswith("_"):
                     importlib.import_module(f"hlolab.ops.{info.name}")
+            # quantized types: the spec's dequantize/op/quantize rules wrap the ops they cover
+            from hlolab.ops.quantized import install
+            install(REGISTRY)
             _LOADED = True
         finally:
             _LOADER = None

@@ -26,7 +26,8 @@ Recognized region bodies (hlolab.ops.regions) run as numpy ``ufunc.at``;
 any other body runs through the interpreter in *waves*: wave k applies, as one
 batched region call, the k-th update (in schedule order) of every result
 element, so no two updates of one wave touch the same element.
-Quantized tensors: NotImplementedOpError.
+Quantized tensors: the values are storage integers; the region runs on them (no numpy
+path), so its ops apply their quantized rules (hlolab.ops.quantized).
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ from hlolab.ops.common import (
     dims_fit,
     is_promotable,
     per_tensor_type,
-    reject_quantized,
 )
 from hlolab.ops.record import Attrs, InferError, Partial, attr, boolean, member, record
 from hlolab.ops.regions import (
@@ -379,7 +379,6 @@ def body_kinds(ctx: OpCall) -> list[str] | None:
 def scatter(ctx: OpCall, *operands: np.ndarray) -> list[np.ndarray]:
     """results = inputs with every in-bounds update element combined into
     results...[result_index] by update_computation, in row-major update order."""
-    reject_quantized(ctx)
     inputs, scatter_indices, updates = _split(ctx, operands)
     n = len(inputs)
     for i in range(n):

@@ -13,7 +13,7 @@ both the provenance index maps (applied to whole ``np.indices`` grids) and
 
 Quantized tensors hold their storage integers; these ops only move storage,
 so quantized values are supported wherever the spec allows them (iota, which
-must quantize its index, is the exception and says so).
+must quantize its index, is run by hlolab.ops.quantized).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from hlolab.errors import ExecutionError, NotImplementedOpError
+from hlolab.errors import ExecutionError
 from hlolab.ir.attrs import DenseElementsAttr
 from hlolab.messages import Msg
 from hlolab.numerics import round_float64
@@ -358,10 +358,7 @@ def _explain_iota(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: in
     family="shape", provenance=_no_links, explain=_explain_iota)
 def iota(ctx: OpCall) -> np.ndarray:
     """output[output_index] = constant(output_index[iota_dimension], element_type(output))."""
-    out = ctx.result_tensor(0)
-    if isinstance(out.element, QuantizedElementType):
-        raise NotImplementedOpError(ctx.name, ctx.loc, f"quantized output {out}: quantizing the index "
-                                    "is not supported yet")
+    out = ctx.result_tensor(0)  # a quantized output: hlolab.ops.quantized quantizes these floats
     shape = _static(out)
     d = ctx.attrs.iota_dimension
     values = _index_to_element(np.arange(shape[d], dtype=np.int64), out.element)

@@ -9,7 +9,7 @@ Start indices are read as exact Python integers, so every integer type
 (ui64 above 2**63 included) clamps correctly. One index-arithmetic function
 per op, written with the spec's names, serves the provenance index maps
 (applied to whole ``np.indices`` grids) and ``explain`` (applied to one index).
-Quantized operands are refused at run time (NotImplementedOpError).
+A quantized operand's storage integers move unchanged (the types keep its parameters).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 
 from hlolab.errors import ExecutionError
 from hlolab.messages import Msg
-from hlolab.ops.common import check_value, operand_tensor, reject_quantized
+from hlolab.ops.common import check_value, operand_tensor
 from hlolab.ops.record import Attrs, InferError, attr, ints, record
 from hlolab.ops.registry import OpCall, op
 from hlolab.ops.shape import same_element, same_type
@@ -210,7 +210,6 @@ def _explain_dynamic_slice(ctx: OpCall, inputs: list[Any], outputs: list[Any], r
     provenance=_prov_dynamic_slice, explain=_explain_dynamic_slice)
 def dynamic_slice(ctx: OpCall, operand: np.ndarray, *start_indices: np.ndarray) -> np.ndarray:
     """result[result_index] = operand[adjusted_start_indices + result_index]."""
-    reject_quantized(ctx)
     check_value(ctx, operand, ctx.operand_types[0], "operand")
     for k, v in enumerate(start_indices):
         check_value(ctx, v, ctx.operand_types[1 + k], f"start_indices[{k}]")
@@ -320,7 +319,6 @@ def _explain_dynamic_update_slice(ctx: OpCall, inputs: list[Any], outputs: list[
 def dynamic_update_slice(ctx: OpCall, operand: np.ndarray, update: np.ndarray,
                          *start_indices: np.ndarray) -> np.ndarray:
     """operand with the window at adjusted_start_indices replaced by update."""
-    reject_quantized(ctx)
     check_value(ctx, operand, ctx.operand_types[0], "operand")
     check_value(ctx, update, ctx.operand_types[1], "update")
     for k, v in enumerate(start_indices):

@@ -16,8 +16,9 @@ Two ways to run it, one result:
   all rows and pairs at once (``ctx.run_region``), never one call per pair.
 
 The sort is always stable (a valid choice for ``is_stable = false`` too).
-Quantized inputs are refused at run time (NotImplementedOpError). Values a
-comparator captures from outside are not traced by the provenance.
+Quantized inputs sort as their storage integers, moved unchanged; the comparator's compare
+dequantizes them (dequantize_compare). Values a comparator captures from outside are not
+traced by the provenance.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from hlolab.errors import ExecutionError
 from hlolab.ir.attrs import DenseElementsAttr
 from hlolab.ir.module import Op, Value
 from hlolab.messages import Msg
-from hlolab.ops.common import check_value, contiguous, reject_quantized
+from hlolab.ops.common import check_value, contiguous
 from hlolab.ops.compare import compare_arrays, default_compare_type, total_order_key
 from hlolab.ops.record import Attrs, InferError, attr, boolean, integer, record
 from hlolab.ops.registry import OpCall, op
@@ -486,7 +487,6 @@ def _explain_sort(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: in
     family="sort", provenance=_prov_sort, explain=_explain_sort)
 def sort(ctx: OpCall, *inputs: np.ndarray) -> list[np.ndarray]:
     """results_together[result_slice] = sort(inputs_together[result_slice], comparator_together)."""
-    reject_quantized(ctx)
     for i, (x, t) in enumerate(zip(inputs, ctx.operand_types, strict=True)):
         check_value(ctx, x, t, f"inputs[{i}]")
     perm, kind = sort_permutation(ctx, list(inputs))

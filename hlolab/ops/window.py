@@ -35,7 +35,8 @@ Choices the spec leaves to the implementation (listed here, as DESIGN.md asks):
 * Integers wrap at their bit width; float maximum/minimum propagate NaN and
   order -0.0 < +0.0, exactly as the element-wise ops.
 
-Quantized tensors: NotImplementedOpError.
+Quantized tensors: the values are storage integers; the region runs on them (no numpy
+path), so its ops apply their quantized rules (hlolab.ops.quantized).
 """
 
 from __future__ import annotations
@@ -56,7 +57,6 @@ from hlolab.ops.common import (
     contiguous,
     dims_fit,
     per_tensor_type,
-    reject_quantized,
     shapes_compatible,
     wrap_int,
 )
@@ -109,7 +109,7 @@ from hlolab.trace.provenance import (
     check_index,
     value_shape,
 )
-from hlolab.types import ElementType, TensorType, Type
+from hlolab.types import ElementType, QuantizedElementType, TensorType, Type
 
 EXPLAIN_MAX_WINDOWS = 32  # select_and_scatter explain lists at most this many windows
 
@@ -495,7 +495,6 @@ def _reduce_window_inputs(ctx: OpCall, operands: Sequence[Any]):
 def reduce_window(ctx: OpCall, *operands: np.ndarray) -> list[np.ndarray]:
     """results...[result_index] = reduce(windows, init_values, body): each window of the
     padded/dilated inputs folded with body, init_values first, positions in row-major order."""
-    reject_quantized(ctx)
     inputs, inits, es = _reduce_window_inputs(ctx, operands)
     p = window_params(ctx.attrs, inputs[0].shape)
     out_shape = p.num_windows
@@ -796,6 +795,8 @@ def _recognized_select(region: Region) -> tuple[str, str | None] | None:
     block = region.entry
     if len(block.ops) != 2 or len(block.args) != 2:
         return None
+    if isinstance(block.args[0].type, TensorType) and block.args[0].type.is_quantized:
+        return None  # dequantize_compare: the region runs (hlolab.ops.quantized)
     cmp, ret = block.ops
     if cmp.name != "stablehlo.compare" or ret.name not in ("stablehlo.return", "func.return", "return"):
         return None
@@ -854,8 +855,9 @@ def select_positions(ctx: OpCall, operand: np.ndarray, p: WindowParams,
 
 
 def _plain(t: Any) -> ElementType:
-    assert isinstance(t, TensorType) and isinstance(t.element, ElementType)
-    return t.element
+    """The element type; a quantized operand's storage type (its select runs as a region)."""
+    assert isinstance(t, TensorType)
+    return t.element.storage if isinstance(t.element, QuantizedElementType) else t.element
 
 
 def _scatter_in_order(ctx: OpCall, result: np.ndarray, t: np.ndarray, v: np.ndarray,
@@ -899,7 +901,6 @@ def _check_source_shape(ctx: OpCall, p: WindowParams, source: np.ndarray) -> Non
 def select_and_scatter(ctx: OpCall, *operands: np.ndarray) -> np.ndarray:
     """result = init_value everywhere, then each source element combined with scatter
     into the operand element select chose in its window (row-major source order)."""
-    reject_quantized(ctx)
     operand, source, init_value = _sas_inputs(ctx, operands)
     p = window_params(ctx.attrs, operand.shape)
     _check_source_shape(ctx, p, source)

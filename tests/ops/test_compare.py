@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hlolab.errors import NotImplementedOpError, VerificationError
+from hlolab.errors import VerificationError
 from hlolab.interp.single import apply_op, build_op, evaluate_op
 from hlolab.ir.attrs import EnumAttr, IntegerAttr
 from hlolab.numerics import from_bits
@@ -240,11 +240,15 @@ def test_compare_i32_and_si32_are_the_same_type():
     assert out.tolist() == [True, True]
 
 
-def test_compare_quantized_is_not_implemented_yet():
+def test_compare_quantized_compares_the_dequantized_values():
+    # dequantize_compare: lhs [2, 4] * 0.5 = [1, 2], rhs [4, 4] * 0.25 = [1, 1] (storage says the opposite)
     q = TensorType((2,), QuantizedElementType(element_type("i8"), element_type("f32"), (0.5,), (0,)))
-    x = np.zeros(2, np.int8)
-    with pytest.raises(NotImplementedOpError, match="quantized operands"):
-        apply_op("stablehlo.compare", [x, x], attrs("EQ"), [t((2,), "i1")], [q, q])
+    q2 = TensorType((2,), QuantizedElementType(element_type("i8"), element_type("f32"), (0.25,), (0,)))
+    x, y = np.array([2, 4], np.int8), np.array([4, 4], np.int8)
+    assert apply_op("stablehlo.compare", [x, y], attrs("EQ"), [t((2,), "i1")], [q, q2])[0].tolist() == \
+        [True, False]
+    assert apply_op("stablehlo.compare", [x, y], attrs("GT"), [t((2,), "i1")], [q, q2])[0].tolist() == \
+        [False, True]
 
 
 # --- select --------------------------------------------------------------------------------

@@ -239,13 +239,14 @@ def test_dot_general_result_and_element_constraints():
         Interpreter(parse_module(text)).run(None, [np.zeros(2, np.float32)] * 2)
 
 
-def test_quantized_dot_is_not_implemented():
+def test_quantized_dot_dequantizes_computes_and_quantizes():
     q = "!quant.uniform<i8:f32, 0.5>"
     text = (f"func.func @main(%a: tensor<2x{q}>, %b: tensor<2x{q}>) -> tensor<{q}> {{\n"
             f"  %r = stablehlo.dot_general %a, %b, contracting_dims = [0] x [0] : "
             f"(tensor<2x{q}>, tensor<2x{q}>) -> tensor<{q}>\n  return %r : tensor<{q}>\n}}")
-    with pytest.raises(NotImplementedOpError, match="quantized"):
-        Interpreter(parse_module(text)).run(None, [np.ones(2, np.int8)] * 2)
+    # [1, 2] . [3, 1] = 5 -> 5 / 0.5 = 10 (the storage dot would be 20)
+    (r,) = Interpreter(parse_module(text)).run(None, [np.array([2, 4], np.int8), np.array([6, 2], np.int8)])
+    assert r.dtype == np.int8 and int(r) == 10
 
 
 # --- dot_general provenance and explain --------------------------------------------------
@@ -791,13 +792,14 @@ def test_dynamic_conv_explain_reads_the_padding_operand():
         {"operand": 1, "padding": 0, "holes": 8}
 
 
-def test_conv_quantized_is_not_implemented():
+def test_conv_quantized_dequantizes_computes_and_quantizes():
     q = "!quant.uniform<i8:f32, 0.5>"
     text = conv_program((1, 4, 4, 1), (3, 3, 1, 1), q, q, (1, 2, 2, 1), NHWC, (1, 1),
                         ((0, 0), (0, 0)), (1, 1), (1, 1), (False, False))
-    with pytest.raises(NotImplementedOpError, match="quantized"):
-        Interpreter(parse_module(text)).run(None, [np.ones((1, 4, 4, 1), np.int8),
-                                                   np.ones((3, 3, 1, 1), np.int8)])
+    # nine products 0.5 * 0.5 = 2.25 -> 2.25 / 0.5 = 4.5, a tie: round half to even gives 4
+    (r,) = Interpreter(parse_module(text)).run(None, [np.ones((1, 4, 4, 1), np.int8),
+                                                      np.ones((3, 3, 1, 1), np.int8)])
+    assert r.dtype == np.int8 and r.reshape(-1).tolist() == [4, 4, 4, 4]
 
 
 # --- records and result-type inference ----------------------------------------------------

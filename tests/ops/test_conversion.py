@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hlolab.errors import NotImplementedOpError, UnsupportedError, VerificationError
+from hlolab.errors import UnsupportedError, VerificationError
 from hlolab.interp.single import apply_op, build_op, evaluate_op
 from hlolab.ops.record import Attrs, InferError, Partial, type_admits
 from hlolab.ops.registry import OpCall, lookup
@@ -339,13 +339,16 @@ def test_real_imag_constraints():
         fails("C2", name, [np.zeros(2, np.float32)], [t((2,), "f64")])
 
 
-def test_quantized_operands_are_not_implemented_yet():
+def test_quantized_convert_is_refused_and_bitcast_reads_the_storage():
     q = QuantizedElementType(element_type("i8"), element_type("f32"), (0.5,), (0,))
-    x = np.zeros(2, np.int8)
-    with pytest.raises(NotImplementedOpError, match="quantized operands"):
+    x = np.array([3, -7], np.int8)
+    with pytest.raises(VerificationError, match=r"convert \(I1\).*uniform_quantize"):
         apply_op("stablehlo.convert", [x], {}, [t((2,), "f32")], [TensorType((2,), q)])
-    with pytest.raises(NotImplementedOpError, match="quantized operands"):
-        apply_op("stablehlo.bitcast_convert", [x], {}, [t((2,), "i8")], [TensorType((2,), q)])
+    (r,) = apply_op("stablehlo.bitcast_convert", [x], {}, [t((2,), "i8")], [TensorType((2,), q)])
+    assert r.dtype == np.int8 and r.tolist() == [3, -7]
+    (r,) = apply_op("stablehlo.bitcast_convert", [x.view(np.uint8)], {}, [TensorType((2,), q)],
+                    [t((2,), "ui8")])
+    assert r.dtype == np.int8 and r.tolist() == [3, -7]
 
 
 def test_aliases_find_the_ops():

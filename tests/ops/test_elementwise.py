@@ -14,7 +14,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from hlolab.errors import ExecutionError, NotImplementedOpError, UnsupportedError, VerificationError
+from hlolab.errors import ExecutionError, UnsupportedError, VerificationError
 from hlolab.interp.single import apply_op, build_op, value_type
 from hlolab.ops.record import Attrs, InferError, type_admits
 from hlolab.ops.registry import lookup
@@ -700,20 +700,24 @@ def quant_type(shape, scale: float = 0.5, axis: int | None = None, storage: str 
     return TensorType(tuple(shape), q)
 
 
-def test_quantized_operands_are_not_implemented_yet():
+def test_quantized_operands_dequantize_op_quantize():
     qt = quant_type([3])
-    x = np.zeros(3, np.int8)
-    with pytest.raises(NotImplementedOpError, match="quantized operands"):
-        apply_op("stablehlo.add", [x, x], result_types=[qt], operand_types=[qt, qt])
-    with pytest.raises(NotImplementedOpError, match="quantized operands"):
-        apply_op("stablehlo.tanh", [x], result_types=[qt], operand_types=[qt])
+    x = np.array([1, 3, 5], np.int8)
+    # [0.5, 1.5, 2.5] + [0.5, 0.5, 0.5] = [1, 2, 3] -> / 0.25 (the storage add gives [2, 4, 6])
+    (r,) = apply_op("stablehlo.add", [x, np.ones(3, np.int8)], result_types=[quant_type([3], 0.25)],
+                    operand_types=[qt, qt])
+    assert r.dtype == np.int8 and r.tolist() == [4, 8, 12]
+    # tanh([0, 1, -1]) / 0.5 = [0, 1.52, -1.52] -> [0, 2, -2]
+    (r,) = apply_op("stablehlo.tanh", [np.array([0, 2, -2], np.int8)], result_types=[qt], operand_types=[qt])
+    assert r.tolist() == [0, 2, -2]
 
 
 def test_quantized_baseline_types_ignore_scales():
-    # scales may differ (baseline_type), so this verifies and only then stops at execution
-    with pytest.raises(NotImplementedOpError):
-        apply_op("stablehlo.maximum", [np.zeros(3, np.int8)] * 2, result_types=[quant_type([3], 0.25)],
-                 operand_types=[quant_type([3], 0.5), quant_type([3], 2.0)])
+    # scales may differ (baseline_type): max([0.5, 1, 1.5], [2, 0, 2]) = [2, 1, 2] -> / 0.25
+    (r,) = apply_op("stablehlo.maximum", [np.array([1, 2, 3], np.int8), np.array([1, 0, 1], np.int8)],
+                    result_types=[quant_type([3], 0.25)],
+                    operand_types=[quant_type([3], 0.5), quant_type([3], 2.0)])
+    assert r.tolist() == [8, 4, 8]
 
 
 def test_quantized_constraint_violations():

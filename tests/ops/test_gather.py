@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hlolab.errors import ExecutionError, NotImplementedOpError, VerificationError
+from hlolab.errors import ExecutionError, VerificationError
 from hlolab.interp.single import apply_op, build_op, evaluate_op
 from hlolab.ir.attrs import BoolAttr, DenseArrayAttr
 from hlolab.ir.parser import parse_attribute
@@ -413,13 +413,13 @@ def test_dynamic_gather_slice_size_values_checked_at_run_time():
     assert "gather (C15)" in e.message
 
 
-def test_quantized_operand_not_implemented():
+def test_quantized_operand_gathers_its_storage():
     q = QuantizedElementType(element_type("i8"), element_type("f32"), (0.5,), (0,), None)
     operand = np.arange(6, dtype=np.int8)
-    with pytest.raises(NotImplementedOpError, match="quantized"):
-        apply_op(G, [operand, np.array([[1]], np.int32)],
-                 attrs((2,), offset_dims=(1,), start_index_map=(0,), index_vector_dim=1),
-                 [tensor_type((1, 2), q)], [tensor_type((6,), q), rtype((1, 1), np.int32)])
+    (r,) = apply_op(G, [operand, np.array([[1]], np.int32)],
+                    attrs((2,), offset_dims=(1,), start_index_map=(0,), index_vector_dim=1),
+                    [tensor_type((1, 2), q)], [tensor_type((6,), q), rtype((1, 1), np.int32)])
+    assert r.dtype == np.int8 and r.tolist() == [[1, 2]]
 
 
 # --- every constraint ----------------------------------------------------------------------

@@ -409,11 +409,12 @@ def test_triangular_solve_constraints():
                                                    np.zeros((3, 1), np.int32)])
 
 
-def test_triangular_solve_quantized_is_not_implemented():
+def test_triangular_solve_quantized_dequantizes_solves_and_quantizes():
     q = "!quant.uniform<i8:f32, 0.5>"
     text = tri_program((2, 2), (2, 1), e=q)
-    with pytest.raises(NotImplementedOpError, match="quantized"):
-        run(text, [np.eye(2, dtype=np.int8), np.ones((2, 1), np.int8)])
+    # a = diag(2, 2), b = [1, 3] (storage * 0.5): x = [0.5, 1.5] -> storage [1, 3]
+    r = run(text, [np.array([[4, 0], [0, 4]], np.int8), np.array([[2], [6]], np.int8)]).outputs[0]
+    assert r.dtype == np.int8 and r.tolist() == [[1], [3]]
 
 
 # --- fft ----------------------------------------------------------------------------------
@@ -793,8 +794,10 @@ def test_cholesky_constraints():
         run(chol_program((3, 3), "f32", True, r_type="tensor<2x3x3xf32>"), [np.zeros((3, 3), np.float32)])
     with pytest.raises(VerificationError, match=r"\(I1\)"):
         run(chol_program((3, 3), "i32", True), [np.zeros((3, 3), np.int32)])
-    with pytest.raises(NotImplementedOpError, match="quantized"):
-        run(chol_program((2, 2), "!quant.uniform<i8:f32, 0.5>", True), [np.eye(2, dtype=np.int8)])
+    # quantized: a = diag(4, 1) (storage * 0.5), L = diag(2, 1) -> storage diag(4, 2)
+    r = run(chol_program((2, 2), "!quant.uniform<i8:f32, 0.5>", True),
+            [np.array([[8, 0], [0, 2]], np.int8)]).outputs[0]
+    assert r.dtype == np.int8 and r.tolist() == [[4, 0], [0, 2]]
 
 
 # --- records and result type inference ----------------------------------------------------

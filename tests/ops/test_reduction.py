@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hlolab.errors import NotImplementedOpError, VerificationError
+from hlolab.errors import VerificationError
 from hlolab.interp.engine import InterpCall, Interpreter
 from hlolab.ir.parser import parse_module
 from hlolab.messages import text as msg_text
@@ -399,8 +399,8 @@ def test_reduce_constraints():
                                             "(tensor<2x3xi32>, tensor<3x3xi32>, tensor<i32>"))
 
 
-def test_reduce_quantized_is_not_implemented():
-    q = "!quant.uniform<i8:f32, 0.5>"
+def test_reduce_quantized_runs_the_body_by_the_quantized_rule():
+    q = "!quant.uniform<i8:f32, 0.5:-3>"
     text = f"""func.func @main(%x: tensor<4x{q}>, %i: tensor<{q}>) -> tensor<{q}> {{
   %r = "stablehlo.reduce"(%x, %i) ({{
     ^bb0(%a: tensor<{q}>, %b: tensor<{q}>):
@@ -409,8 +409,10 @@ def test_reduce_quantized_is_not_implemented():
   }}) {{dimensions = array<i64: 0>}} : (tensor<4x{q}>, tensor<{q}>) -> tensor<{q}>
   return %r : tensor<{q}>
 }}"""
-    with pytest.raises(NotImplementedOpError, match="quantized"):
-        Interpreter(parse_module(text)).run(None, [np.zeros(4, np.int8), np.zeros((), np.int8)])
+    # (storage + 3) * 0.5: [2, 2.5, 3, 3.5] + init 0 = 11 -> 11 / 0.5 - 3 = 19 (storage sum: 7)
+    (r,) = Interpreter(parse_module(text)).run(None, [np.array([1, 2, 3, 4], np.int8),
+                                                      np.array(-3, np.int8)])
+    assert r.dtype == np.int8 and int(r) == 19
 
 
 # --- map --------------------------------------------------------------------------------------

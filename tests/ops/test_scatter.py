@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hlolab.errors import NotImplementedOpError, VerificationError
+from hlolab.errors import VerificationError
 from hlolab.interp.engine import Interpreter
 from hlolab.ir.parser import parse_module
 from hlolab.messages import Msg, text
@@ -511,11 +511,12 @@ def test_promotable_region_type_widens():
     same(ev.outputs[0], np.array([300, 0, 0], np.int32))
 
 
-def test_quantized_is_not_implemented():
-    q = "!quant.uniform<i8:f32, 0.5>"
+def test_quantized_scatter_runs_the_body_by_the_quantized_rule():
+    q = "!quant.uniform<i8:f32, 0.5:-3>"
     text = program((3,), [q], (1, 1), "i32", (1,), ONE_D, "add")
-    with pytest.raises(NotImplementedOpError, match="quantized"):
-        run(text, [np.zeros(3, np.int8), np.zeros((1, 1), np.int32), np.zeros(1, np.int8)])
+    # real 0 + real (5 + 3) * 0.5 = 4 -> storage 5 (the storage add would give 2)
+    ev = run(text, [np.full(3, -3, np.int8), np.zeros((1, 1), np.int32), np.array([5], np.int8)])
+    same(ev.outputs[0], np.array([5, -3, -3], np.int8))
 
 
 def test_wave_numbers():

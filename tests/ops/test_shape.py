@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from hlolab.errors import ExecutionError, NotImplementedOpError, VerificationError
+from hlolab.errors import ExecutionError, VerificationError
 from hlolab.interp.single import apply_op, build_op, evaluate_op
 from hlolab.ir.attrs import DenseArrayAttr, DenseElementsAttr, IntegerAttr
 from hlolab.messages import Msg, text
@@ -313,9 +313,10 @@ def test_quantized_constant_uses_storage_values():
     same(r, [7, -1], np.int8)
 
 
-def test_quantized_iota_is_not_implemented():
-    with pytest.raises(NotImplementedOpError, match="stablehlo.iota is not implemented yet .*quantized"):
-        apply_op("stablehlo.iota", [], {"iota_dimension": i64(0)}, [t((3,), Q8)])
+def test_quantized_iota_quantizes_the_index():
+    # quantize([0, 1, 2]) with scale 0.5, zero point 3: [3, 5, 7]
+    (r,) = apply_op("stablehlo.iota", [], {"iota_dimension": i64(0)}, [t((3,), Q8)])
+    same(r, [3, 5, 7], np.int8)
 
 
 # --- constraints ---------------------------------------------------------------------

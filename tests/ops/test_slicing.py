@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hlolab.errors import NotImplementedOpError, VerificationError
+from hlolab.errors import VerificationError
 from hlolab.interp.single import apply_op, build_op, evaluate_op
 from hlolab.ir.attrs import DenseArrayAttr
 from hlolab.ops.registry import OpCall, lookup
@@ -209,15 +209,15 @@ def test_dynamic_update_slice_constraints():
     fails("I3", DUS, [x, u, s(0), np.zeros((1,), np.int64)], None, [t((4, 4))])
 
 
-def test_quantized_is_not_implemented():
+def test_quantized_storage_moves_unchanged():
     q = QuantizedElementType(element_type("i8"), element_type("f32"), (0.5,), (0,), None)
     qt = tensor_type((4,), q)
-    with pytest.raises(NotImplementedOpError, match="quantized"):
-        apply_op(DS, [np.zeros(4, np.int8), s(1)], sizes(2), [tensor_type((2,), q)],
-                 [qt, t((), "i64")])
-    with pytest.raises(NotImplementedOpError, match="quantized"):
-        apply_op(DUS, [np.zeros(4, np.int8), np.zeros(2, np.int8), s(1)], None, [qt],
-                 [qt, tensor_type((2,), q), t((), "i64")])
+    x = np.arange(4, dtype=np.int8)
+    (r,) = apply_op(DS, [x, s(1)], sizes(2), [tensor_type((2,), q)], [qt, t((), "i64")])
+    assert r.dtype == np.int8 and r.tolist() == [1, 2]
+    (r,) = apply_op(DUS, [x, np.array([9, 8], np.int8), s(1)], None, [qt],
+                    [qt, tensor_type((2,), q), t((), "i64")])
+    assert r.dtype == np.int8 and r.tolist() == [0, 9, 8, 3]
 
 
 def test_aliases():

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hlolab.errors import NotImplementedOpError, VerificationError
+from hlolab.errors import VerificationError
 from hlolab.interp.engine import Interpreter
 from hlolab.interp.single import evaluate_op
 from hlolab.ir.parser import parse_module
@@ -295,13 +295,12 @@ def test_constraints():
                  "  return\n}")
 
 
-def test_quantized_is_not_implemented():
-    q = "!quant.uniform<i8:f32, 0.5>"
+def test_quantized_sorts_by_the_dequantized_values():
+    q = "!quant.uniform<i8:f32, 0.5:-1>"
     text = program([q], "3", cmp_body([q]))
-    module = parse_module(text)
-    op = next(o for o in module.walk() if o.name == "stablehlo.sort")
-    with pytest.raises(NotImplementedOpError, match="quantized"):
-        evaluate_op(op, [np.array([3, 1, 2], np.int8)])
+    # the comparator's compare runs by dequantize_compare: (storage + 1) * 0.5 orders as storage
+    (out,) = Interpreter(parse_module(text)).run(None, [np.array([3, -1, 2], np.int8)])
+    assert out.dtype == np.int8 and out.tolist() == [-1, 2, 3]
 
 
 def test_alias():

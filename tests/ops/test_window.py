@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hlolab.errors import NotImplementedOpError, VerificationError
+from hlolab.errors import VerificationError
 from hlolab.interp.engine import Interpreter
 from hlolab.ir.parser import parse_module
 from hlolab.messages import text
@@ -334,7 +334,7 @@ def test_body_and_result_type_constraints():
         Interpreter(parse_module(t)).run(None, [np.zeros((4,), np.int32), np.array(0, np.int64)])
 
 
-def test_quantized_is_not_implemented():
+def test_quantized_reduce_window_runs_the_body_by_the_quantized_rule():
     q = "!quant.uniform<i8:f32, 0.5:1>"
     text = f"""func.func @main(%x: tensor<4x{q}>, %i: tensor<{q}>) -> tensor<3x{q}> {{
   %r = "stablehlo.reduce_window"(%x, %i) ({{
@@ -344,8 +344,9 @@ def test_quantized_is_not_implemented():
   }}) {{window_dimensions = array<i64: 2>}} : (tensor<4x{q}>, tensor<{q}>) -> tensor<3x{q}>
   return %r : tensor<3x{q}>
 }}"""
-    with pytest.raises(NotImplementedOpError):
-        Interpreter(parse_module(text)).run(None, [np.zeros(4, np.int8), np.array(0, np.int8)])
+    # (storage - 1) * 0.5 = [0, 1, 2, 3], init 0: window sums [1, 3, 5] -> storage [3, 7, 11]
+    (r,) = Interpreter(parse_module(text)).run(None, [np.array([1, 3, 5, 7], np.int8), np.array(1, np.int8)])
+    assert r.dtype == np.int8 and r.tolist() == [3, 7, 11]
 
 
 # --- provenance ----------------------------------------------------------------------------
