@@ -38,13 +38,34 @@ def print_module(module: Any, generic: bool = False) -> str:
     return _print(module, generic=generic)
 
 
-def run(module: Any, args: list[Any] | None = None, entry: str | None = None) -> list[Any]:
-    """Run ``module``'s entry function (``@main`` or the only one) on numpy arrays."""
+def run(module: Any, args: list[Any] | None = None, entry: str | None = None, *,
+        grid: tuple[int, int] | None = None, infeed: list[Any] | None = None,
+        outfeed: list[Any] | None = None) -> list[Any]:
+    """Run ``module``'s entry function (``@main`` or the only one) on numpy arrays.
+
+    ``grid`` = (replicas, partitions) (default: the module's ``mhlo.num_replicas`` /
+    ``mhlo.num_partitions``, else 1x1): with more than one process, the result is one list
+    of results per process, and an argument with an extra leading dim of R*P is split
+    across the processes (``hlolab.interp.processes.grid_args``). ``infeed``: the values
+    ``stablehlo.infeed`` reads, in order; ``outfeed``: a list that receives
+    ``(process, values)`` per ``stablehlo.outfeed``."""
     from hlolab.interp.engine import Interpreter
+    from hlolab.interp.processes import grid_args, module_grid, run_grid
 
     if isinstance(module, str):
         module = parse(module)
-    return Interpreter(module).run(entry, args)
+    interp = Interpreter(module)
+    if infeed is not None:
+        interp.state["infeed"] = list(infeed)
+    if outfeed is not None:
+        interp.state["outfeed"] = outfeed
+    grid = grid or module_grid(module)
+    if grid[0] * grid[1] == 1:
+        return interp.run(entry, args)
+    from hlolab.interp.engine import drain
+
+    func = interp.entry(entry)
+    return drain(run_grid(interp, func, grid_args(func, list(args or []), grid, None), grid))
 
 
 def examples() -> list[str]:

@@ -45,18 +45,32 @@ def cmd_run(ns: argparse.Namespace) -> int:
         print("hlolab run: give one or more FILE.mlir, or --example NAME", file=sys.stderr)
         return 2
     inputs = _load_inputs(ns)
+    from hlolab.interp.inputs import load_npy
+
+    infeed = [load_npy(f, ns.max_elements) for f in ns.infeed or []]
     all_ok = True
     for f in files:
         for r in run_file(f, split=ns.split_input_file, entry=ns.entry, args=inputs, seed=ns.seed,
-                          budgets=Budgets(ns.max_elements, ns.max_steps)):
+                          budgets=Budgets(ns.max_elements, ns.max_steps), grid=_grid(ns),
+                          infeed=infeed):
             print(r.line())
             for line in r.printed:
                 print(line)
-            if r.outputs and not r.checks:
+            if r.process_outputs is not None and not r.checks:
+                for p, outs in enumerate(r.process_outputs):
+                    where = f"process {p} (replica {p // r.grid[1]}, partition {p % r.grid[1]})"
+                    for i, (v, t) in enumerate(zip(outs, r.output_types or [None] * len(outs))):
+                        print(f"  {where} result #{i}: {format_value(v, t)}")
+                    if ns.output:
+                        _save_outputs(Path(ns.output), f"{r.label}.p{p}", outs)
+            elif r.outputs and not r.checks:
                 for i, (v, t) in enumerate(zip(r.outputs, r.output_types or [None] * len(r.outputs))):
                     print(f"  result #{i}: {format_value(v, t)}")
                 if ns.output:
                     _save_outputs(Path(ns.output), r.label, r.outputs)
+            for p, values in r.outfeed:
+                for v in values:
+                    print(f"  outfeed (process {p}): {format_value(v)}")
             if r.error is not None and r.error.loc is not None:
                 print(_indent(r.error.loc.caret_block().lstrip("\n")))  # source line + caret
             cause = _internal_cause(r.error) if ns.verbose and r.error is not None else None
@@ -64,6 +78,27 @@ def cmd_run(ns: argparse.Namespace) -> int:
                 print(_indent("".join(traceback.format_exception(cause))))
             all_ok &= r.ok
     return 0 if all_ok else 1
+
+
+def _grid(ns: argparse.Namespace) -> tuple[int, int] | None:
+    """--replicas / --partitions (either alone: the other is 1); None: the module's own."""
+    replicas, partitions = getattr(ns, "replicas", None), getattr(ns, "partitions", None)
+    if replicas is None and partitions is None:
+        return None
+    return (replicas or 1, partitions or 1)
+
+
+def _grid_options(p: argparse.ArgumentParser, process: bool = False) -> None:
+    p.add_argument("--replicas", type=_positive, metavar="R",
+                   help="run on a grid of R replicas (default: the module's mhlo.num_replicas, "
+                   "else 1); each process runs the entry function; an --args/--input value of the "
+                   "argument's type goes to every process, one with an extra leading dim of "
+                   "R*P is split across them (process p = replica * P + partition gets arg[p])")
+    p.add_argument("--partitions", type=_positive, metavar="P",
+                   help="... and P partitions (default: mhlo.num_partitions, else 1)")
+    if process:
+        p.add_argument("--process", type=int, metavar="N", default=0,
+                       help="on a grid: the process whose value --value names (default 0)")
 
 
 def _internal_cause(e: BaseException) -> BaseException | None:
@@ -80,6 +115,9 @@ def _budget(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {n}")
     return n
+
+
+_positive = _budget  # a whole number >= 1
 
 
 def _indent(text: str) -> str:
@@ -168,7 +206,8 @@ def _session(ns: argparse.Namespace) -> Any:
     path = str(_example_path(ns.example)) if ns.example else ns.file
     if path is None:
         raise HloLabError(f"hlolab {ns.command}: give FILE.mlir or --example NAME")
-    session = Session.open(path, entry=ns.entry)
+    session = Session.open(path, entry=ns.entry, grid=_grid(ns))
+    session.process = getattr(ns, "process", None) or 0
     args = _load_inputs(ns)
     if args is None and session.func.args and ns.seed is None:
         raise HloLabError(f"@{session.func.name} takes {len(session.func.args)} arguments: give them "
@@ -474,6 +513,7 @@ def _element_options(p: argparse.ArgumentParser, value_required: bool = True) ->
     p.add_argument("--example", metavar="NAME", help="use a built-in example")
     p.add_argument("--value", required=value_required, metavar="[@func:]%name[#k]",
                    help="the value, e.g. %%3")
+    _grid_options(p, process=True)
     p.add_argument("--index", default="", metavar="i,j,...", help="the element (empty for a scalar)")
     p.add_argument("--iteration", type=int, help="loop iteration, for values inside a while body")
     p.add_argument("--entry", metavar="NAME")
@@ -496,7 +536,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--entry", metavar="NAME", help="function to run (default @main or the only one)")
     run.add_argument("--args", metavar="LITERAL", help='inputs: "[dense<…> : tensor<…>, …]"')
     run.add_argument("--input", action="append", metavar="FILE.npy", help="an input from a .npy file")
-    run.add_argument("--seed", type=int, help="random inputs with this seed where none are given")
+    run.add_argument("--seed", type=int, help="random inputs with this seed where none are given "
+                     "(process p of a grid: seed + p)")
+    _grid_options(run)
+    run.add_argument("--infeed", action="append", metavar="FILE.npy",
+                     help="a value for stablehlo.infeed to read (in order; repeat the flag)")
     run.add_argument("--output", metavar="DIR", help="save results as .npy files in DIR")
     run.add_argument("--max-elements", type=_budget, metavar="N", default=ELEMENT_BUDGET,
                      help=f"refuse a tensor of more than N elements (default {ELEMENT_BUDGET:,})")

@@ -32,6 +32,10 @@ class ModuleResult:
     printed: list[str] = field(default_factory=list)  # interpreter.print output
     checks: int = 0
     error: HloLabError | None = None
+    # a process grid run (more than one process): each process's results, in process order
+    process_outputs: list[list[Any]] | None = None
+    grid: tuple[int, int] = (1, 1)
+    outfeed: list[tuple[int, list[Any]]] = field(default_factory=list)  # (process, values)
 
     @property
     def ok(self) -> bool:
@@ -66,15 +70,28 @@ class Budgets:
 
 def run_module(module: Module, label: str, entry: str | None = None,
                args: list[Any] | None = None, seed: int | None = None,
-               budgets: Budgets = Budgets()) -> ModuleResult:
-    """Run ``module``'s entry function and classify the outcome."""
+               budgets: Budgets = Budgets(), grid: tuple[int, int] | None = None,
+               infeed: list[Any] | None = None) -> ModuleResult:
+    """Run ``module``'s entry function and classify the outcome. ``grid`` (replicas,
+    partitions; default: the module's ``mhlo.num_replicas`` / ``mhlo.num_partitions``, else
+    1x1) runs it as every process of a grid (``hlolab.interp.processes.grid_args`` says how
+    ``args`` reach each process); ``infeed`` fills the infeed queue."""
+    from hlolab.interp.processes import grid_args, module_grid, run_grid
+
     try:
         interp = budgets.interpreter(module)
         func = interp.entry(entry)
-        # given arguments first, the rest random from the seed, each within the element budget
-        args = random_args(func, args or [], seed, budgets.elements)
+        grid = grid or module_grid(module)
+        if infeed:
+            interp.state["infeed"] = list(infeed)
         checks = 0
-        gen = interp.steps(func.name, args)
+        if grid[0] * grid[1] > 1:
+            per = grid_args(func, args or [], grid, seed, budgets.elements)
+            gen = run_grid(interp, func, per, grid)
+        else:
+            # given arguments first, the rest random from the seed, each within the element budget
+            args = random_args(func, args or [], seed, budgets.elements)
+            gen = interp.steps(func.name, args)
         while True:
             try:
                 event = next(gen)
@@ -85,8 +102,15 @@ def run_module(module: Module, label: str, entry: str | None = None,
                 checks += 1
         printed = list(interp.state.get("output", []))
         status = "PASS" if checks else "OK"
-        return ModuleResult(label, status, outputs=outputs, output_types=list(func.result_types),
-                            printed=printed, checks=checks)
+        per_process = None
+        if grid[0] * grid[1] > 1:
+            per_process, outputs = outputs, outputs[0]
+        from hlolab.interp.refine import value_types  # `?` sizes: the values' own
+
+        return ModuleResult(label, status, outputs=outputs,
+                            output_types=value_types(func.result_types, outputs),
+                            printed=printed, checks=checks, process_outputs=per_process, grid=grid,
+                            outfeed=list(interp.state.get("outfeed", [])))
     except CheckFailure as e:
         where = f" at line {e.loc.line}" if e.loc else ""
         return ModuleResult(label, "FAIL", f"{e.check}{where}: {e.detail}", error=e)
@@ -129,7 +153,8 @@ def format_value(value: Any, type_: Any = None) -> str:
 
 def run_file(path: str | Path, split: bool = False, entry: str | None = None,
              args: list[Any] | None = None, seed: int | None = None,
-             budgets: Budgets = Budgets()) -> list[ModuleResult]:
+             budgets: Budgets = Budgets(), grid: tuple[int, int] | None = None,
+             infeed: list[Any] | None = None) -> list[ModuleResult]:
     """Parse and run every module of a file; parse errors become ERROR results."""
     from hlolab.ir.parser import parse_module, split_source
 
@@ -153,7 +178,7 @@ def run_file(path: str | Path, split: bool = False, entry: str | None = None,
             continue
         if not module.funcs:
             continue  # a chunk holding only comments
-        results.append(run_module(module, label, entry, args, seed, budgets))
+        results.append(run_module(module, label, entry, args, seed, budgets, grid, infeed))
     if not results:  # nothing to run is an error, not a silent success
         results.append(ModuleResult(f"{name}#1", "ERROR", f"{path} holds no module (no func.func to run)"))
     return results

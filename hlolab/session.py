@@ -44,8 +44,10 @@ from hlolab.interp.engine import (
     Frame,
     Interpreter,
     OpRun,
+    args_node,
     check_args,
 )
+from hlolab.interp.processes import grid_args, module_grid, run_grid
 from hlolab.interp.single import normalize_outputs
 from hlolab.ir.module import Func, Module, Op
 from hlolab.ops.registry import lookup
@@ -159,7 +161,8 @@ class Session:
     def __init__(self, module: Module | str, *, filename: str = "<string>", entry: str | None = None,
                  store_limit: int = DEFAULT_STORE_LIMIT, history_bytes: int = DEFAULT_HISTORY_BYTES,
                  step_budget: int = DEFAULT_STEP_BUDGET, element_budget: int = DEFAULT_ELEMENT_BUDGET,
-                 run_budget: int = DEFAULT_RUN_BUDGET):
+                 run_budget: int = DEFAULT_RUN_BUDGET, grid: tuple[int, int] | None = None,
+                 infeed: list[Any] | None = None):
         if isinstance(module, str):
             from hlolab.ir.parser import parse_module
 
@@ -174,6 +177,16 @@ class Session:
         self.breakpoints: list[Breakpoint] = []
         self._interrupt = threading.Event()
         self.args: list[Any] | None = None
+        # the process grid (replicas, partitions): every process runs the entry function,
+        # their events interleaved round-robin (hlolab.interp.processes); default: the
+        # module's mhlo.num_replicas / mhlo.num_partitions, else 1x1
+        self.grid: tuple[int, int] = grid or module_grid(module)
+        self.process_args: list[list[Any]] | None = None  # per process (a grid of > 1)
+        self.process_results: list[list[Any]] | None = None
+        # on a grid, the process an unqualified value name refers to (the spec: ``name`` is
+        # ``name@(replica_id(), partition_id())``); find() takes another one
+        self.process = 0
+        self.infeed = list(infeed or [])  # what stablehlo.infeed reads, in order
         self._reset()
 
     @classmethod
@@ -198,11 +211,28 @@ class Session:
             if v is not None and v.size > self.element_budget:
                 raise ExecutionError(f"argument #{i} of @{self.func.name} has {v.size:,} elements, over "
                                      f"the element budget of {self.element_budget:,}")
+        if self.n_processes > 1:
+            per = grid_args(self.func, values, self.grid, seed, self.element_budget)
+            for a in per:
+                check_args(self.func, a)
+            self.process_args = per
+            self.args = per[0]
+            self._reset()
+            return per[0]
         values = random_args(self.func, values, seed, self.element_budget)
         check_args(self.func, values)
         self.args = values
         self._reset()
         return values
+
+    @property
+    def n_processes(self) -> int:
+        return self.grid[0] * self.grid[1]
+
+    @property
+    def outfeed(self) -> list[tuple[int, list[Any]]]:
+        """What stablehlo.outfeed wrote so far: ``(process, values)`` per outfeed op run."""
+        return list(self.interp.state.get("outfeed", []))
 
     def _reset(self) -> None:
         self.interp = Interpreter(self.module, element_budget=self.element_budget,
@@ -219,7 +249,14 @@ class Session:
         self.results: list[Any] | None = None
         self.error: HloLabError | None = None
         self._gen = None
-        if self.args is not None or not self.func.args:
+        self.process_results = None
+        self.interp.state["infeed"] = list(self.infeed)
+        if self.n_processes > 1:
+            if self.process_args is None and not self.func.args:
+                self.process_args = [[] for _ in range(self.n_processes)]
+            if self.process_args is not None:
+                self._gen = run_grid(self.interp, self.func, self.process_args, self.grid)
+        elif self.args is not None or not self.func.args:
             self._gen = self.interp.steps(self.func.name, list(self.args or []))
 
     def restart(self) -> None:
@@ -412,7 +449,11 @@ class Session:
         try:
             ev = next(self._gen)
         except StopIteration as stop:
-            self.results = list(stop.value)
+            if self.n_processes > 1:
+                self.process_results = [list(r) for r in stop.value]
+                self.results = self.process_results[0]
+            else:
+                self.results = list(stop.value)
             return Stop("end", self.current)
         except HloLabError as e:
             self.error = e
@@ -434,7 +475,7 @@ class Session:
     def _record(self, ev: OpRun) -> None:
         self.history.append(ev)
         self._by_id[ev.id] = ev
-        for i, d in enumerate(ev.operand_defs):
+        for i, d in enumerate(ev.source_defs):  # a collective reads other processes' values too
             if d is not None:
                 self._consumers.setdefault(d, []).append((ev.id, "operand", i))
         for r, d in enumerate(ev.result_defs or []):
@@ -460,7 +501,7 @@ class Session:
                 old.outputs[k] = Dropped(x.shape, x.dtype)
                 for cid, kind, i in self._consumers.get((old.id, k), []):
                     c = self._by_id[cid]
-                    if kind == "operand" and c.inputs[i] is x:
+                    if kind == "operand" and i < len(c.inputs) and c.inputs[i] is x:
                         c.inputs[i] = Dropped(x.shape, x.dtype)
             self._stored_bytes -= nbytes
 
@@ -520,6 +561,8 @@ class Session:
             raise ExecutionError("internal error: a value without a definition was dropped")
         if d[0] == ARGS_NODE:
             return (self.args or [])[d[1]]
+        if d[0] < ARGS_NODE:  # another process's entry arguments (a process grid run)
+            return self.interp.process_args[ARGS_NODE - d[0]][d[1]]
         x = self._by_id[d[0]].outputs[d[1]]
         if isinstance(x, Dropped):
             cached = self._cache.get(d)
@@ -535,20 +578,28 @@ class Session:
             self._cache.popitem(last=False)
 
     # --- addressing -----------------------------------------------------------
-    def find(self, ref: str | ValueRef, iteration: int | None = None) -> Def:
+    def find(self, ref: str | ValueRef, iteration: int | None = None, process: int | None = None) -> Def:
         """The definition of ``[@func:]%name[#k]`` as of the cursor: the latest
-        instance (in loop ``iteration`` when given); ``%argN`` names the entry's arguments."""
+        instance (in loop ``iteration`` when given); ``%argN`` names the entry's arguments.
+        On a process grid, the instance of ``process`` (default: ``self.process``)."""
         r = ValueRef.parse(ref) if isinstance(ref, str) else ref
         r = resolve(self.module, self.func, r)  # an unqualified name is the entry function's
+        proc = None
+        if self.n_processes > 1:
+            proc = self.process if process is None else process
+            if not 0 <= proc < self.n_processes:
+                raise ExecutionError(f"process {proc} is not in the {self.grid[0]}x{self.grid[1]} grid")
         if r.func == self.func.name and iteration is None:
             for i, a in enumerate(self.func.args):
                 if a.name == r.name:
-                    return (ARGS_NODE, i)
+                    return (args_node(proc or 0), i)
         upto = self.history[self.cursor - 1].id if self.cursor else 0
         found: tuple[int, Def] | None = None  # (time it was made, def)
         seen_iterations: set[int | None] = set()
         for ev in reversed(self.history[:self.cursor]):
             if r.func is not None and ev.frame.func != r.func:
+                continue
+            if proc is not None and ev.frame.process != proc:
                 continue
             for k, v in enumerate(ev.op.results):
                 if v.name == r.name:
@@ -563,6 +614,8 @@ class Session:
             if t >= upto and self.cursor:  # bound after the cursor's op instance
                 continue
             if d is None or v.name != r.name or (r.func is not None and frame.func != r.func):
+                continue
+            if proc is not None and frame.process != proc:
                 continue
             if iteration is not None and frame.iteration != iteration:
                 seen_iterations.add(frame.iteration)
@@ -583,8 +636,13 @@ class Session:
     def label(self, d: Def) -> str:
         if d[0] == ARGS_NODE:
             return self.func.args[d[1]].name
+        if d[0] < ARGS_NODE:  # the spec's name@process_id
+            p = ARGS_NODE - d[0]
+            return f"{self.func.args[d[1]].name}@{divmod(p, self.grid[1])}"
         ev = self._by_id[d[0]]
         name = ev.op.results[d[1]].name
+        if ev.frame.process:
+            name += f"@{divmod(ev.frame.process, ev.frame.grid[1])}"
         return name if ev.frame.func == self.func.name else f"@{ev.frame.func}:{name}"
 
     # --- provenance -------------------------------------------------------------
@@ -625,7 +683,7 @@ class _RunGraph:
         return value_shape(x)
 
     def is_leaf(self, d: Def) -> bool:
-        if d[0] == ARGS_NODE:
+        if d[0] <= ARGS_NODE:
             return True
         ev = self.s._by_id[d[0]]
         return ev.result_defs is None and not ev.op.operands
@@ -658,8 +716,9 @@ class _RunGraph:
             return [(od, "combine", self._full(od)) for od in ev.operand_defs
                     if od is not None and self.shape(od) is not None]
         out = []
+        defs = ev.source_defs
         for (i, role), m in prov.back(d[1], mask).items():
-            od = ev.operand_defs[i] if i is not None and i < len(ev.operand_defs) else None
+            od = defs[i] if i is not None and i < len(defs) else None
             if od is not None:
                 out.append((od, role, m))
         return out
@@ -718,7 +777,7 @@ class ElementExplanation:
 def _producer(session: Session, d: Def | None) -> str:
     if d is None:
         return "implicit"
-    if d[0] == ARGS_NODE:
+    if d[0] <= ARGS_NODE:
         return f"argument of @{session.func.name}"
     ev = session._by_id[d[0]]
     line = f" (line {ev.op.loc.line})" if ev.op.loc else ""
@@ -734,7 +793,7 @@ def explain_element(session: Session, ref: str | Def, index: tuple[int, ...] | l
     value = session.value_of(d)
     idx = check_index(value_shape(value), tuple(index), f"{label} index")
     element = value[idx] if isinstance(value, np.ndarray) else None
-    if d[0] == ARGS_NODE:
+    if d[0] <= ARGS_NODE:
         return ElementExplanation(label, idx, d, None, None, [], element)
     ev = session.event(d[0])
     expl = ev.explain(d[1], idx)
@@ -747,10 +806,12 @@ def explain_element(session: Session, ref: str | Def, index: tuple[int, ...] | l
     else:
         prov = ev.provenance()
         if prov is not None:
+            defs = ev.source_defs
             for s in prov.sources(d[1], idx):
-                od = ev.operand_defs[s.operand] if s.operand is not None and \
-                    s.operand < len(ev.operand_defs) else None
-                name = ev.op.operands[s.operand].name if s.operand is not None and \
-                    s.operand < len(ev.op.operands) else None
+                od = defs[s.operand] if s.operand is not None and s.operand < len(defs) else None
+                # a collective's source is another process's value: name it by its definition
+                name = session.label(od) if od is not None and defs is not ev.operand_defs else (
+                    ev.op.operands[s.operand].name if s.operand is not None and
+                    s.operand < len(ev.op.operands) else None)
                 sources.append(ElementSource(s, name, od, _producer(session, od)))
     return ElementExplanation(label, idx, d, ev, expl, sources, element)

@@ -17,11 +17,14 @@ from typing import Any
 import numpy as np
 
 from hlolab.errors import ExecutionError, HloLabError, NotImplementedOpError, RunInterrupted, UnsupportedError
+from hlolab.interp.processes import Rendezvous
+from hlolab.interp.refine import refine, settle
 from hlolab.interp.single import normalize_outputs
 from hlolab.ir.module import Block, Func, Module, Op, Region
 from hlolab.limits import ELEMENT_BUDGET as DEFAULT_ELEMENT_BUDGET
 from hlolab.limits import MAX_CALL_DEPTH as DEFAULT_MAX_CALL_DEPTH
 from hlolab.limits import STEP_BUDGET as DEFAULT_STEP_BUDGET
+from hlolab.ops.common import shapes_compatible
 from hlolab.ops.registry import OpCall, Token, lookup
 from hlolab.ops.verify import verify_module
 from hlolab.types import TensorType, TokenType, TupleType, Type
@@ -70,23 +73,35 @@ class Frame:
     parent: Frame | None = field(default=None, compare=False, repr=False)
     depth: int = field(default=0, compare=False)
     process: int = 0  # the simulated process running it (0: single-process programs)
+    # the process grid (num_replicas, num_partitions) it runs in; process = replica * P + partition
+    grid: tuple[int, int] = (1, 1)
 
     def child(self, path_index: int, region: int | None = None,
               iteration: int | None = None) -> Frame:
         return Frame(self.func, self.path + (path_index,), region,
-                     iteration if iteration is not None else self.iteration, self, self.depth, self.process)
+                     iteration if iteration is not None else self.iteration, self, self.depth, self.process,
+                     self.grid)
 
     def into(self, region: int, iteration: int | None = None) -> Frame:
         """The frame of region ``region`` of the op at this frame."""
         return Frame(self.func, self.path, region, iteration if iteration is not None else self.iteration,
-                     self, self.depth + 1, self.process)
+                     self, self.depth + 1, self.process, self.grid)
 
     def call(self, func: str) -> Frame:
         """The frame of the body of ``func`` called by the op at this frame."""
-        return Frame(func, (), None, None, self, self.depth + 1, self.process)
+        return Frame(func, (), None, None, self, self.depth + 1, self.process, self.grid)
+
+    @property
+    def replica_id(self) -> int:
+        return self.process // self.grid[1]
+
+    @property
+    def partition_id(self) -> int:
+        return self.process % self.grid[1]
 
     def describe(self) -> str:
-        s = f"process {self.process}: @{self.func}" if self.process else f"@{self.func}"
+        on_grid = self.process or self.grid != (1, 1)
+        s = f"process {self.process}: @{self.func}" if on_grid else f"@{self.func}"
         if self.path:
             s += " op " + ".".join(str(p) for p in self.path)
         if self.iteration is not None:
@@ -126,6 +141,13 @@ class OpRun:
     result_defs: list[Def | None] | None = None
     control_defs: list[Def] = field(default_factory=list)
     regions: list[RegionRun] = field(default_factory=list)
+
+    @property
+    def source_defs(self) -> list[Def | None]:
+        """What the operand numbers of the op's provenance name: ``operand_defs``, or for a
+        collective the operands of every member of its process group (in group order)."""
+        peers = getattr(self.call, "peer_defs", None)
+        return peers if peers is not None else self.operand_defs
 
     def provenance(self) -> Any:
         """The op's per-instance provenance (None where the op defines none)."""
@@ -215,12 +237,30 @@ class InterpCall(OpCall):
 
 
 def drain(gen: Generator[Any, None, Any]) -> Any:
-    """Run a generator to its end and return its return value."""
+    """Run a generator to its end and return its return value. A collective it meets must
+    complete within the running process alone (a group of one; see ``Rendezvous.alone``)."""
+    value = None
     while True:
         try:
-            next(gen)
+            item = gen.send(value)
         except StopIteration as stop:
             return stop.value
+        value = item.alone() if isinstance(item, Rendezvous) else None
+
+
+def solo(gen: Generator[Any, Any, Any]) -> Generator[OpRun, None, Any]:
+    """The events of one process's run, its collectives completed alone (a 1x1 grid)."""
+    value = None
+    while True:
+        try:
+            item = gen.send(value)
+        except StopIteration as stop:
+            return stop.value
+        value = None
+        if isinstance(item, Rendezvous):
+            value = item.alone()
+        else:
+            yield item
 
 
 class Interpreter:
@@ -236,8 +276,13 @@ class Interpreter:
         self.state: dict[str, Any] = {"element_budget": element_budget}  # read by ops (OpCall)
         self._next_id = 0
         self._steps = 0
-        self._depth = 0
+        self._depth: dict[int, int] = {}  # call depth per process
         self.args: list[Any] = []  # the entry arguments of the current run (node ARGS_NODE)
+        # per process, its entry arguments (node args_node(p)); a single-process run: [args]
+        self.process_args: list[list[Any]] = []
+        # per process, what its entry function returned (a grid run; see hlolab.interp.processes)
+        self.process_return_defs: list[list[Def | None]] = []
+        self.scheduler: Any = None  # the Scheduler of a grid run (who waits at which rendezvous)
         # region/function argument bindings (frame, value, def), for addressing block
         # arguments by name; off unless a stepper asks for it
         self.record_bindings = False
@@ -266,15 +311,35 @@ class Interpreter:
         # a numpy scalar (np.float32(2)) is the rank-0 array it stands for
         args = [np.asarray(a) if isinstance(a, np.generic) else a for a in args or []]
         check_args(f, args)
-        # op-instance ids count from 1 in each run; 0 is the entry arguments
+        self.start()
+        self.args = args
+        self.process_args = [args]
+        self.process_return_defs = [self.return_defs]
+        return (yield from solo(self.process_steps(f, args)))
+
+    def start(self) -> None:
+        """Reset the per-run state: op-instance ids count from 1 in each run (nodes <= 0 are
+        the processes' entry arguments)."""
         self._next_id = ARGS_NODE
         self._steps = 0
         self._since_yield = 0
-        self.args = args
+        self._depth = {}
+        self.scheduler = None
+        self.args = []
+        self.process_args = []
+        self.process_return_defs = []
         self.bindings = []
         self.return_defs = []
-        return (yield from self._invoke(f, args, None, None, [(ARGS_NODE, i) for i in range(len(args))],
-                                        self.return_defs))
+
+    def process_steps(self, f: Func, args: list[Any], process: int = 0, grid: tuple[int, int] = (1, 1),
+                      returns: list[Def | None] | None = None) -> Generator[Any, Any, list[Any]]:
+        """Run ``f`` as process ``process`` of ``grid`` on its entry arguments (node
+        ``args_node(process)``). Yields events and ``Rendezvous`` requests (collectives), which
+        a scheduler (``hlolab.interp.processes``) answers."""
+        node = args_node(process)
+        return (yield from self._invoke(f, args, None, Frame(f.name, process=process, grid=grid),
+                                        [(node, i) for i in range(len(args))],
+                                        self.return_defs if returns is None else returns, top=True))
 
     def events(self, func: str | None = None, args: list[Any] | None = None) -> Iterator[OpRun]:
         """The events of a run, without the return value."""
@@ -314,30 +379,36 @@ class Interpreter:
         if f is None or f.body is None:
             raise ExecutionError(f"call to undefined function @{name}", at.loc)
         check_args(f, args, at, batch)
-        if self._depth >= self.max_call_depth:
+        p = caller.process
+        if self._depth.get(p, 0) >= self.max_call_depth:
             raise ExecutionError(f"call depth exceeds {self.max_call_depth} (recursive calls?)", at.loc)
-        self._depth += 1
+        self._depth[p] = self._depth.get(p, 0) + 1
         try:
             return drain(self._exec_region(f.body, args, {}, caller.call(f.name), quiet=True,
                                            batch=batch))
         finally:
-            self._depth -= 1
+            self._depth[p] -= 1
 
     def _invoke(self, f: Func, args: list[Any], at: Op | None, caller: Frame | None = None,
                 arg_defs: list[Def | None] | None = None,
-                returns: list[Def | None] | None = None) -> Generator[OpRun, None, list[Any]]:
+                returns: list[Def | None] | None = None,
+                top: bool = False) -> Generator[OpRun, None, list[Any]]:
+        """Run ``f``'s body; ``caller`` is the calling op's frame, or with ``top`` the frame of
+        the body itself (a process's entry function)."""
         if f.body is None:
             raise ExecutionError(f"function @{f.name} has no body", f.loc)
-        if self._depth >= self.max_call_depth:
+        p = caller.process if caller is not None else 0
+        if self._depth.get(p, 0) >= self.max_call_depth:
             raise ExecutionError(f"call depth exceeds {self.max_call_depth} (recursive calls?)",
                                  at.loc if at else f.loc)
-        self._depth += 1
-        frame = caller.call(f.name) if caller is not None else Frame(f.name)
+        self._depth[p] = self._depth.get(p, 0) + 1
+        frame = caller if top and caller is not None else (
+            caller.call(f.name) if caller is not None else Frame(f.name))
         try:
             return (yield from self._exec_region(f.body, args, {}, frame, denv={},
                                                  arg_defs=arg_defs, returns=returns))
         finally:
-            self._depth -= 1
+            self._depth[p] -= 1
 
     def _exec_region(self, region: Region, args: list[Any], env: dict[Any, Any], frame: Frame,
                      quiet: bool = False, batch: tuple[int, ...] = (),
@@ -398,7 +469,8 @@ class Interpreter:
                                    op.loc)
         self._count_step(op)
         self._check_budget(op)
-        call = InterpCall(op, self, env, frame, batch, denv, operand_defs)
+        # an op with `?` sizes runs on a copy typed by its values' shapes (hlolab.interp.refine)
+        call = InterpCall(op if batch else refine(op, inputs), self, env, frame, batch, denv, operand_defs)
         try:
             if opdef.steps:
                 out = yield from opdef.evaluate(call, *inputs)
@@ -414,7 +486,9 @@ class Interpreter:
             raise ExecutionError(f"{op.name} failed: {type(e).__name__}: {e}", op.loc) from e
         if batch:
             outputs = [_batched(x, v.type, batch) for x, v in zip(outputs, op.results)]
-        check_outputs(op, outputs, batch)
+        check_outputs(call.op, outputs, batch)
+        if call.op is not op:
+            settle(call.op, outputs)
         self._next_id += 1
         # a stepped op answers through result_defs, or through its own provenance (chlo.scan)
         if opdef.steps and call.result_defs is None and denv is not None and opdef.provenance is None:
@@ -486,8 +560,9 @@ def _batched(value: Any, t: Type, batch: tuple[int, ...]) -> Any:
 
 def type_matches(value: Any, t: Type, batch: tuple[int, ...] = ()) -> bool:
     if isinstance(t, TensorType):
-        return (isinstance(value, np.ndarray) and t.is_static
-                and value.shape == batch + t.static_shape() and value.dtype == t.dtype)
+        # a `?` size matches any size (the value binds it)
+        return (isinstance(value, np.ndarray) and value.dtype == t.dtype
+                and shapes_compatible(batch + t.shape, value.shape))
     if isinstance(t, TupleType):
         return (isinstance(value, tuple) and len(value) == len(t.types)
                 and all(type_matches(v, s) for v, s in zip(value, t.types)))
@@ -510,9 +585,6 @@ def check_outputs(op: Op, outputs: list[Any], batch: tuple[int, ...] = ()) -> No
         raise ExecutionError(f"{op.name} produced {len(outputs)} results, expected {len(op.results)}",
                              op.loc)
     for v, out in zip(op.results, outputs):
-        if isinstance(v.type, TensorType) and not v.type.is_static:
-            raise UnsupportedError(f"{op.name} result {v.name} has dynamic type {v.type}; "
-                                   "execution needs static shapes", op.loc)
         if not type_matches(out, v.type, batch):
             raise ExecutionError(f"internal error: {op.name} produced {describe_value(out)} for "
                                  f"{v.name} : {v.type}", op.loc)

@@ -35,6 +35,10 @@ def random_value(t: Type, rng: np.random.Generator, budget: int | None = ELEMENT
         return TOKEN
     if not isinstance(t, TensorType):
         raise UnsupportedError(f"cannot make a random value of type {t}")
+    if not t.is_static:  # a `?` size is the input's to choose: no default size is made up
+        raise UnsupportedError(f"{what} has dynamic shape {t}: a random input needs every size; give "
+                               "the value with --args (dense<…> : tensor<…> with its sizes) or "
+                               "--input FILE.npy")
     shape = t.static_shape("a random input")
     check_budget(shape, budget, what)
     et = t.element
@@ -94,10 +98,20 @@ def parse_literal(text: str, t: TensorType, who: str = "the value",
                 declared = parse_type(typ.strip(), "<literal>")
             except HloLabError as e:
                 raise HloLabError(f"{who}: cannot read the type {typ.strip()!r}: {e.message}") from None
-            if not isinstance(declared, TensorType) or declared.shape != t.shape:
+            # a `?` size of the argument takes the literal's size
+            fits = (isinstance(declared, TensorType) and declared.is_static and declared.rank == t.rank
+                    and all(d is None or d == n for d, n in zip(t.shape, declared.shape)))
+            if not fits:
                 raise HloLabError(f"{who}: the literal's type {typ.strip()} does not have the shape of "
                                   f"{t}")
+            t = TensorType(declared.shape, t.element, t.encoding)
+        elif not t.is_static:
+            raise HloLabError(f"{who}: the argument's type {t} has a dynamic size: write the literal with "
+                              "its type, dense<…> : tensor<…>, to give the sizes")
         body = head[len("dense<"):-1]
+    elif not t.is_static:
+        raise HloLabError(f"{who}: the argument's type {t} has a dynamic size: write a dense literal with "
+                          "its type, dense<…> : tensor<…>, to give the sizes")
     check_budget(t.static_shape(who), budget, who)  # one number fills every element
     try:
         return parse_dense(body, t)

@@ -417,7 +417,14 @@ NOT_EXPLORABLE = {
     "chlo.constant": "no operands: the literal is the whole story",
     "chlo.constant_like": "reads only its operand's shape: the literal is the whole story",
     "stablehlo.get_dimension_size": "reads only its operand's shape: one number, no element",
+    "stablehlo.set_dimension_size": "not in the spec: refused with a clear error",
     "interpreter.print": "test harness", "interpreter.probe": "test harness",
+    # a process grid: the explorer's grid builder is issue 27's second part
+    **{f"stablehlo.{n}": "runs on a process grid" for n in (
+        "replica_id", "partition_id", "all_gather", "all_reduce", "reduce_scatter", "all_to_all",
+        "collective_permute", "collective_broadcast", "collective_reduce", "send", "recv")},
+    "stablehlo.infeed": "reads the run's infeed", "stablehlo.outfeed": "writes the run's outfeed",
+    "interpreter.run_parallel": "test harness (runs a process grid)",
     **{f"check.{n}": "test harness" for n in ("expect_almost_eq", "expect_almost_eq_const", "expect_close",
                                               "expect_eq", "expect_eq_const", "expect_serialized_eq")},
 }
