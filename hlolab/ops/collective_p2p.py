@@ -69,18 +69,24 @@ def _verify_send(ctx: OpCall) -> None:
     _check_channel_type(ctx, DEVICE_TO_HOST)
 
 
-def _verify_recv(ctx: OpCall) -> None:
+def _token_in_tensors_out(ctx: OpCall, some: str, tensors: str, token: str) -> None:
+    """recv and infeed: one token operand; tensors, then a token, as results (their
+    constraints: at least one result, tensors, the last a token)."""
     ts = ctx.operand_types
     if len(ts) != 1 or not isinstance(ts[0], TokenType):
         raise ctx.error("I1", "expects one !stablehlo.token operand")
     rs = ctx.result_types
     if not rs:
-        raise ctx.error("C2", "expects at least one result")
+        raise ctx.error(some, "expects at least one result")
     if not isinstance(rs[-1], TokenType):
-        raise ctx.error("C4", f"the last result must be a !stablehlo.token, got {rs[-1]}")
+        raise ctx.error(token, f"the last result must be a !stablehlo.token, got {rs[-1]}")
     for i, t in enumerate(rs[:-1]):
         if not isinstance(t, TensorType):
-            raise ctx.error("C3", f"result #{i} must be a tensor, got {t}")
+            raise ctx.error(tensors, f"result #{i} must be a tensor, got {t}")
+
+
+def _verify_recv(ctx: OpCall) -> None:
+    _token_in_tensors_out(ctx, "C2", "C3", "C4")
     _check_channel_type(ctx, HOST_TO_DEVICE)
 
 
@@ -138,17 +144,7 @@ op("stablehlo.recv", aliases=("Recv",), attrs=ChannelAttrs, verify=_verify_recv,
 # --- infeed / outfeed -------------------------------------------------------------------------
 
 def _verify_infeed(ctx: OpCall) -> None:
-    ts = ctx.operand_types
-    if len(ts) != 1 or not isinstance(ts[0], TokenType):
-        raise ctx.error("I1", "expects one !stablehlo.token operand")
-    rs = ctx.result_types
-    if not rs:
-        raise ctx.error("C1", "expects at least one result")
-    if not isinstance(rs[-1], TokenType):
-        raise ctx.error("C3", f"the last result must be a !stablehlo.token, got {rs[-1]}")
-    for i, t in enumerate(rs[:-1]):
-        if not isinstance(t, TensorType):
-            raise ctx.error("C2", f"result #{i} must be a tensor, got {t}")
+    _token_in_tensors_out(ctx, "C1", "C2", "C3")
 
 
 @op("stablehlo.infeed", aliases=("Infeed",), attrs=InfeedAttrs, verify=_verify_infeed,
