@@ -634,14 +634,16 @@ class Session:
         return self.value_of(self.find(ref, iteration))
 
     def label(self, d: Def) -> str:
-        if d[0] == ARGS_NODE:
-            return self.func.args[d[1]].name
-        if d[0] < ARGS_NODE:  # the spec's name@process_id
+        """``%x``; on a grid of several processes every value carries its process, the spec's
+        ``%x@(replica, partition)``, process 0's too, so a trace never leaves one ambiguous."""
+        several = self.grid[0] * self.grid[1] > 1
+        if d[0] <= ARGS_NODE:
             p = ARGS_NODE - d[0]
-            return f"{self.func.args[d[1]].name}@{divmod(p, self.grid[1])}"
+            name = self.func.args[d[1]].name
+            return f"{name}@{divmod(p, self.grid[1])}" if several else name
         ev = self._by_id[d[0]]
         name = ev.op.results[d[1]].name
-        if ev.frame.process:
+        if several or ev.frame.process:
             name += f"@{divmod(ev.frame.process, ev.frame.grid[1])}"
         return name if ev.frame.func == self.func.name else f"@{ev.frame.func}:{name}"
 

@@ -283,7 +283,7 @@ def test_trace_across_all_to_all_by_hand():
     # %y@(1,0)[1, 0] = 7: from process 0, row 1, column 2
     t = s.sources((y1.id, 0), (1, 0))
     assert [(g.label, np.argwhere(g.mask).tolist(), g.role) for g in t.groups] == \
-        [("%x", [[1, 2]], "copy")]
+        [("%x@(0, 0)", [[1, 2]], "copy")]
     # per-op sources name the process
     prov = y1.provenance()
     src = prov.sources(0, (1, 0))
@@ -293,7 +293,7 @@ def test_trace_across_all_to_all_by_hand():
     assert [(g.label, np.argwhere(g.mask).tolist()) for g in t.groups] == [("%y@(1, 0)", [[0, 1]])]
     e = explain_element(s, (y1.id, 0), (1, 0))
     assert e.element == 7
-    assert [(x_.label, x_.source.process, x_.source.index) for x_ in e.sources] == [("%x", 0, (1, 2))]
+    assert [(x_.label, x_.source.process, x_.source.index) for x_ in e.sources] == [("%x@(0, 0)", 0, (1, 2))]
 
 
 MLP = grid_module("""    %h = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0]
@@ -330,7 +330,7 @@ def test_a_sharded_mlp_output_traces_back_to_every_devices_shards():
     t = s.sources((r2.id, 0), (1, 3))
     got = {(g.label, g.role): np.argwhere(g.mask).tolist() for g in t.groups}
     for p in range(4):
-        suffix = "" if p == 0 else f"@(0, {p})"
+        suffix = f"@(0, {p})"  # every process named on a grid, process 0 too
         assert got[("%x" + suffix, "window")] == [[1, 0], [1, 1], [1, 2]]  # the dot's lhs row
         assert got[("%w1" + suffix, "kernel")] == [[i, j] for i in range(3) for j in range(2)]
         assert got[("%w2" + suffix, "kernel")] == [[0, 3], [1, 3]]

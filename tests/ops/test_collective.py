@@ -200,7 +200,7 @@ def test_all_reduce_in_a_while_loop_steps_every_iteration():
         [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]
     t = s.sources(s.result_defs()[0], (0,))
     args = sorted((g.label, g.role, np.argwhere(g.mask).tolist()) for g in t.groups if "%x" in g.label)
-    assert args == [("%x", "combine", [[0]]), ("%x@(1, 0)", "combine", [[0]])]
+    assert args == [("%x@(0, 0)", "combine", [[0]]), ("%x@(1, 0)", "combine", [[0]])]
 
 
 # --- (Cn) --------------------------------------------------------------------------------
@@ -358,7 +358,7 @@ def test_send_and_recv_between_processes_with_provenance():
     src = recv.provenance().sources(0, (1,))
     assert [(x_.process, x_.index, x_.role) for x_ in src] == [(0, (1,), "copy")]
     t = s.sources((recv.id, 0), (1,))
-    assert [(g.label, np.argwhere(g.mask).tolist()) for g in t.groups] == [("%x", [[1]])]
+    assert [(g.label, np.argwhere(g.mask).tolist()) for g in t.groups] == [("%x@(0, 0)", [[1]])]
 
 
 def test_channel_type_must_agree_with_is_host_transfer():
@@ -468,7 +468,7 @@ def test_cli_trace_and_explain_name_the_process(tmp_path):
     r = cli("trace", str(f), "--value", "%y", "--index", "1,0", "--process", "1",
             "--input", str(tmp_path / "x.npy"))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "%y@(1, 0)[1, 0]" in r.stdout and "copy       %x[1, 2]" in r.stdout
+    assert "%y@(1, 0)[1, 0]" in r.stdout and "copy       %x@(0, 0)[1, 2]" in r.stdout
     r = cli("explain", str(f), "--value", "%y", "--index", "2,1", "--process", "1",
             "--input", str(tmp_path / "x.npy"))
     assert r.returncode == 0, r.stdout + r.stderr
