@@ -903,3 +903,34 @@ async def test_a_line_inside_a_multi_line_op_means_that_op():
         assert screen.session.current.op.name == "stablehlo.while"
         await pilot.press("t")
         assert source.breakpoints == {4}
+
+
+GRID_ALL_REDUCE = """module @g attributes {mhlo.num_replicas = 2 : i32, mhlo.num_partitions = 1 : i32} {
+  func.func @main(%x : tensor<2xf32>) -> tensor<2xf32> {
+    %h = stablehlo.multiply %x, %x : tensor<2xf32>
+    %s = "stablehlo.all_reduce"(%h) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %r = stablehlo.add %a, %b : tensor<f32>
+        stablehlo.return %r : tensor<f32>
+    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+    return %s : tensor<2xf32>
+  }
+}"""
+
+
+@sync
+async def test_a_grid_program_names_the_process_of_each_step_and_where_every_process_is():
+    app = StepperApp(GRID_ALL_REDUCE)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("n")  # process 0's multiply
+        screen = await settle(pilot)
+        assert screen.session.current.frame.process == 0
+        header = text_of(screen, "#stepper-op")
+        assert "process 0 (replica 0, partition 0)" in header
+        assert "0: after multiply line 3" in header and "1: not started" in header
+        await pilot.press("n", "n")  # process 1's multiply, then the all_reduce of the group
+        screen = await settle(pilot)
+        header = text_of(screen, "#stepper-op")
+        assert screen.session.current.op.name == "stablehlo.all_reduce"
+        assert "all_reduce line 4" in header

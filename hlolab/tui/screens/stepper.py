@@ -645,7 +645,16 @@ class StepperScreen(Screen):
         head = f"#{ev.id}  {names + ' = ' if names else ''}{ev.op.name}{line}"
         # outermost first: "@main: %i, %y = stablehlo.while line 4, region 1, iteration 2 › @main"
         where = [entry.describe() for entry in s.call_stack()] + [f"@{ev.frame.func}"]
-        return head + "\n" + " › ".join(where)
+        text = head + "\n" + " › ".join(where)
+        grid = getattr(s, "grid", (1, 1))
+        if grid[0] * grid[1] > 1:  # a process grid: whose op this is, and where every process is
+            from hlolab.interp.processes import process_name
+
+            text = head + f"  · {process_name(ev.frame.process, grid)}\n" + " › ".join(where)
+            status = _process_status(s)
+            if status:
+                text += "\n" + status
+        return text
 
     async def _show_values(self) -> None:
         s = self.session
@@ -1141,3 +1150,29 @@ def _ranges(lines: list[int]) -> str:
         else:
             out.append(str(n))
     return ", ".join(out) or "none"
+
+
+def _process_status(session: Any) -> str:
+    """One line: each process of the grid ready, waiting (at which op, for whom) or finished."""
+    scheduler = getattr(getattr(session, "interp", None), "scheduler", None)
+    if scheduler is None:
+        return ""
+    def at(op: Any) -> str:
+        line = f" line {op.loc.line}" if getattr(op, "loc", None) else ""
+        return f"{op.name.removeprefix('stablehlo.')}{line}"
+
+    last: dict[int, Any] = {}  # each process's latest op so far (up to the current step)
+    current = session.current
+    for ev in session.history:
+        last[ev.frame.process] = ev.op
+        if ev is current:
+            break
+    parts = []
+    for p, (state, rv) in enumerate(scheduler.status()):
+        if state == "waiting" and rv is not None:
+            parts.append(f"{p}: waits at {at(rv.op)}")
+        elif state == "finished":
+            parts.append(f"{p}: finished")
+        else:
+            parts.append(f"{p}: after {at(last[p])}" if p in last else f"{p}: not started")
+    return "processes  " + " · ".join(parts)
