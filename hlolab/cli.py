@@ -415,6 +415,9 @@ def cmd_export(ns: argparse.Namespace) -> int:
         if ns.program or ns.value:
             raise HloLabError("--program and --value apply to a program file, not to an op")
         _reject_program_options(ns, ns.target)
+        if _grid(ns) is not None or ns.process:
+            raise UsageError("--replicas/--partitions/--process apply to a program file, not to the op "
+                             f"{ns.target}")
         params = _op_params(ns.target, ns.param or [], ns.extra or [])
         target = export.op_target(ns.target, ns.preset or "default", params, indices, ns.fill,
                                   ns.seed if ns.seed is not None else 0)
@@ -604,6 +607,7 @@ def build_parser() -> argparse.ArgumentParser:
     xp.add_argument("--entry", metavar="NAME")
     xp.add_argument("--args", metavar="LITERAL")
     xp.add_argument("--input", action="append", metavar="FILE.npy")
+    _grid_options(xp, process=True)  # a collective of a program on a grid: its processes side by side
     xp.set_defaults(fn=cmd_export, parser=xp)
 
     op_ = sub.add_parser("open", help="open a program in the TUI's stepper")

@@ -328,7 +328,7 @@ def grid_args(func: Any, given: list[Any], grid: Grid, seed: int | None,
         shape = t.static_shape() if isinstance(t, TensorType) and t.is_static else None
         if shape is not None and x.shape == (n,) + shape:
             for p in range(n):
-                per[p].append(np.ascontiguousarray(x[p]))
+                per[p].append(np.require(x[p], requirements="C"))  # rank 0 stays rank 0
         elif shape is None or x.shape == shape:
             for p in range(n):
                 per[p].append(x)

@@ -31,7 +31,7 @@ Choices where the spec leaves one (listed as DESIGN.md asks):
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import numpy as np
@@ -810,18 +810,21 @@ def _collective_provenance_p2p(ctx: Any, inputs: list[Any], outputs: list[Any]) 
 
 def _explain_p2p(ctx: Any, inputs: list[Any], outputs: list[Any], result: int,
                  index: tuple[int, ...]) -> Explanation:
-    return _explain_collective(ctx, inputs, outputs, result, index)
+    return _explain_collective(ctx, inputs, outputs, result, index, _collective_provenance_p2p)
 
 
 # --- explain ----------------------------------------------------------------------------------
 
 def _explain_collective(ctx: Any, inputs: list[Any], outputs: list[Any], result: int,
-                        index: tuple[int, ...]) -> Explanation:
+                        index: tuple[int, ...],
+                        provenance: Callable[..., CollectiveProvenance] | None = None) -> Explanation:
+    """The group, then the result element from its sources; ``provenance`` is the op's own
+    (send / recv pair by channel, not by group)."""
     members = _members(ctx)
     grid = ctx.frame.grid
     idx = check_index(value_shape(outputs[result]), index, f"result #{result} index")
     value = outputs[result][idx]
-    prov = _collective_provenance(ctx, inputs, outputs)
+    prov = (provenance or _collective_provenance)(ctx, inputs, outputs)
     group = [divmod(m.process, grid[1]) for m in members]
     key = ctx.op.name.split(".")[-1]
     steps = [Step("process_group", Msg(f"collective.{key}.group"), group,

@@ -83,6 +83,11 @@ def write(target: Target, fmt: str, out: str | Path | None = None, *, max_frames
         raise HloLabError(f"unknown format '{fmt}' (one of {', '.join(FORMATS)})")
     default = f"{target.label}_frames" if fmt == "frames" else f"{target.label}.{fmt}"
     path = Path(out) if out else Path(default)
+    from hlolab.render.collective import is_collective, write_collective
+
+    if fmt in (*STATIC, "gif") and is_collective(target.event):  # the processes side by side
+        return write_collective(target.event, target.elements[0] if target.elements else None, fmt, path,
+                                fps=fps)
     if fmt in STATIC:
         from hlolab.render.diagram import draw_diagram
         from hlolab.render.style import save_figure

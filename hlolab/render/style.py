@@ -44,6 +44,12 @@ PATH_FILL = "#E6E2F4"  # light tint of ACCENT: an op instance on a traced path (
 # one colour per chosen output element when several are shown at once (Tol "bright")
 ELEMENT_COLORS = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377")
 
+# one colour per process of a collective's group, by group slot (Tol "light": light enough for
+# the cell values); elements combined from every process (all_reduce) get COMBINED_FILL
+PROCESS_COLORS = ("#77AADD", "#EE8866", "#EEDD88", "#FFAABB", "#44BB99", "#BBCC33", "#AAAA00",
+                  "#99DDFF")
+COMBINED_FILL = "#DDDDDD"
+
 
 @contextmanager
 def styled() -> Iterator[None]:

@@ -11,12 +11,14 @@
 
 ``FUNCTIONS`` maps every builder name to its function. Each builds one
 StableHLO/CHLO op (or a short composition its docstring names), verified at
-the call. Collective ops (AllGather, AllReduce, ...) are not here yet.
+the call, collectives (AllGather, AllReduce, ...) included; ``run(..., grid=(R, P))``
+runs a computation on a process grid.
 """
 
 from __future__ import annotations
 
 from hlolab.xla import (  # noqa: F401  (they register their functions in FUNCTIONS)
+    collectives,
     computations,
     contractions,
     control,

@@ -506,17 +506,28 @@ class XlaComputation:
 
         return print_module(self.module, generic=generic)
 
-    def run(self, *args: Any) -> list[np.ndarray]:
-        """Execute with hlolab's interpreter; one array per result."""
-        from hlolab.interp.engine import Interpreter
+    def run(self, *args: Any, grid: tuple[int, int] | None = None,
+            infeed: Sequence[Any] | None = None) -> Any:
+        """Execute with hlolab's interpreter; one array per result. With ``grid=(R, P)``
+        of more than one process: one such list per process, in process order (an
+        argument with a leading dim of R * P is split across the processes)."""
+        from hlolab.interp.engine import Interpreter, drain
+        from hlolab.interp.processes import grid_args, run_grid
 
-        return Interpreter(self.module).run(self.name, list(args))
+        interp = Interpreter(self.module)
+        interp.state["infeed"] = list(infeed or [])
+        if grid is None or grid[0] * grid[1] == 1:
+            return interp.run(self.name, list(args))
+        func = interp.entry(self.name)
+        if len(args) != len(func.args):  # grid_args would make the missing ones up
+            raise BuilderError(f"run: @{self.name} takes {len(func.args)} arguments, got {len(args)}")
+        return drain(run_grid(interp, func, grid_args(func, list(args), grid, 0), grid))
 
-    def session(self, args: Sequence[Any] | None = None) -> Any:
-        """A ``hlolab.session.Session`` on this computation, ``args`` bound."""
+    def session(self, args: Sequence[Any] | None = None, grid: tuple[int, int] | None = None) -> Any:
+        """A ``hlolab.session.Session`` on this computation (on a process ``grid``), ``args`` bound."""
         from hlolab.session import Session
 
-        s = Session(self.module, entry=self.name)
+        s = Session(self.module, entry=self.name, grid=grid)
         if args is not None:
             s.bind(list(args))
         return s

@@ -248,6 +248,10 @@ def test_module_grid_and_per_process_arguments():
     rand = grid_args(f, [], (2, 2), 5)
     assert not np.array_equal(rand[0][0], rand[1][0])  # process p draws from seed + p
     assert hlolab.run(text, [np.arange(8, dtype=np.int32).reshape(4, 2)])[3][0].tolist() == [6, 7]
+    # a scalar argument given one value per process: each process gets a rank-0 array
+    scalar = grid_module("    return %x : tensor<f32>", "%x: tensor<f32>", "tensor<f32>", 2, 2)
+    per = grid_args(Interpreter(parse_module(scalar)).entry(), [np.arange(4, dtype=np.float32)], (2, 2), None)
+    assert [(a[0].shape, float(a[0])) for a in per] == [((), 0.0), ((), 1.0), ((), 2.0), ((), 3.0)]
 
 
 def test_replica_and_partition_ids_on_a_2x3_grid():

@@ -359,6 +359,11 @@ def test_send_and_recv_between_processes_with_provenance():
     assert [(x_.process, x_.index, x_.role) for x_ in src] == [(0, (1,), "copy")]
     t = s.sources((recv.id, 0), (1,))
     assert [(g.label, np.argwhere(g.mask).tolist()) for g in t.groups] == [("%x@(0, 0)", [[1]])]
+    # explain names the sending process's element (send / recv pair by channel, not by group)
+    e = recv.explain(0, (1,))
+    (child,) = e.steps[-1].children
+    assert child.name == "operand0@(0, 0)" and int(child.value) == 2
+    assert not any("zero" in str(n) for n in e.notes)
 
 
 def test_channel_type_must_agree_with_is_host_transfer():
