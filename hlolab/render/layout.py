@@ -242,6 +242,10 @@ class TensorView:
     frame_axes: tuple[tuple[int, int, int], ...] | None = None
     texts: list[Any] = field(default_factory=list)
     base_faces: list[str] = field(default_factory=list)
+    # a quantized tensor: the real (dequantized) value of each cell, NaN where there is none;
+    # drawn small under the storage value (``real_texts``: per slot, None where there is none)
+    reals: np.ndarray | None = None
+    real_texts: list[Any] = field(default_factory=list)
 
     def cell_center(self, index: Sequence[int]) -> tuple[float, float] | None:
         """Centre of a cell in board units, None when elided."""
@@ -324,8 +328,9 @@ class Board:
 
     # --- building --------------------------------------------------------------------
     def add(self, key: str, label: str, layout: TensorLayout, x: float, y: float,
-            values: np.ndarray | None = None, kinds: np.ndarray | None = None) -> TensorView:
-        view = TensorView(key, label, layout, x, y, values, kinds)
+            values: np.ndarray | None = None, kinds: np.ndarray | None = None,
+            reals: np.ndarray | None = None) -> TensorView:
+        view = TensorView(key, label, layout, x, y, values, kinds, reals=reals)
         self.views[key] = view
         self.width = max(self.width, x + layout.width, x + len(label) * LABEL_CHAR_W)
         self.height = max(self.height, y + layout.height)
@@ -410,12 +415,24 @@ class Board:
         view.texts = []
         if show_values and view.values is not None:
             vals = view.values[lay.local(idx)] if idx.shape[1] else view.values.reshape(1)
-            for (x, y), v, k in zip(view.corners, vals, kinds, strict=True):
+            reals = None
+            if view.reals is not None:
+                reals = view.reals[lay.local(idx)] if idx.shape[1] else view.reals.reshape(1)
+            view.real_texts = []
+            for n, ((x, y), v, k) in enumerate(zip(view.corners, vals, kinds, strict=True)):
                 txt = format_cell(v)
-                view.texts.append(ax.text(x + 0.5, y + 0.55, txt, fontsize=cell_font_size(txt, small),
+                real = reals[n] if reals is not None and np.isfinite(reals[n]) else None
+                # a quantized cell: the storage value on top, its real value smaller under it
+                view.texts.append(ax.text(x + 0.5, y + (0.55 if real is None else 0.4), txt,
+                                          fontsize=cell_font_size(txt, small),
                                           ha="center",
                                           va="center", zorder=3,
                                           color=style.MUTED_TEXT if k else "#000000"))
+                if reals is not None:
+                    rtxt = None if real is None else format_cell(real)
+                    view.real_texts.append(None if rtxt is None else ax.text(
+                        x + 0.5, y + 0.76, rtxt, fontsize=cell_font_size(rtxt, small * 0.78),
+                        ha="center", va="center", zorder=3, color=style.MUTED_TEXT))
         for x, y, t in lay.gaps():
             ax.text(view.x + x, view.y + y, t, fontsize=8, ha="center", va="center",
                     color=style.MUTED_TEXT)
@@ -508,6 +525,9 @@ class Board:
             view.collection.set_facecolor(view.base_faces)
             for t, k in zip(view.texts, self._kinds(view), strict=False):
                 t.set_color(style.MUTED_TEXT if k else "#000000")
+            for t in view.real_texts:
+                if t is not None:
+                    t.set_color(style.MUTED_TEXT)
 
     def _kinds(self, view: TensorView) -> np.ndarray:
         if view.kinds is None or not view.index.shape[1]:
@@ -532,6 +552,8 @@ class Board:
         for s in slots:
             if s < len(view.texts):
                 view.texts[s].set_color(fg)
+            if s < len(view.real_texts) and view.real_texts[s] is not None:
+                view.real_texts[s].set_color(fg)  # legible on the fill, as the storage value
         return len(slots)
 
     def slots(self, key: str, cells: np.ndarray | Iterable[Sequence[int]]) -> list[int]:

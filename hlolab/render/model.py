@@ -143,8 +143,8 @@ def pairs_and_derivation(cells: OpCells, result: int, index: Index
         return [], None
     a, b, views = got
     both = np.asarray(a.valid & b.valid, bool)
-    va = np.asarray(cells.inputs[a.operand])[tuple(np.asarray(a.index)[both].T)]
-    vb = np.asarray(cells.inputs[b.operand])[tuple(np.asarray(b.index)[both].T)]
+    va = _values(cells, f"operand{a.operand}")[tuple(np.asarray(a.index)[both].T)]
+    vb = _values(cells, f"operand{b.operand}")[tuple(np.asarray(b.index)[both].T)]
     ra, rb = _drawn_rows(cells, a, both), _drawn_rows(cells, b, both)
     pairs = [Pair(k + 1, f"operand{a.operand}", tuple(int(i) for i in ra[k]), f"operand{b.operand}",
                   tuple(int(i) for i in rb[k]), va[k], vb[k]) for k in range(min(len(va), MAX_TERMS))]
@@ -153,8 +153,18 @@ def pairs_and_derivation(cells: OpCells, result: int, index: Index
     # window positions on padding or holes (a convolution's pad_value fan): their kernel
     # weights meet a constant zero, so neither side lists them as a source
     skipped = sum(int(np.asarray(f.valid).sum()) for f in views if f.operand is None)
-    value = format_value(np.asarray(cells.outputs[result])[index])
+    value = format_value(_values(cells, f"result{result}")[index])
     return pairs, Derivation(terms, value, max(0, len(va) - MAX_TERMS), skipped)
+
+
+def _values(cells: OpCells, key: str) -> np.ndarray:
+    """A tensor's values as the op computes with them: a quantized tensor's real values (its
+    dequantized storage; the op multiplies those, not the stored integers)."""
+    reals = cells.reals_of(key)
+    if reals is not None:
+        return reals
+    kind, k = key.rstrip("0123456789"), int(key[len(key.rstrip("0123456789")):])
+    return np.asarray((cells.outputs if kind == "result" else cells.inputs)[k])
 
 
 # --- outlines ---------------------------------------------------------------------------------

@@ -50,7 +50,8 @@ class OpView(OpCells):
             y = self.y
             for key in keys:
                 label, values, kinds, _ = drawn[key]
-                b.add(key, label, layouts[key], column, y, values, kinds).frame_axes = self.frame_axes(key)
+                b.add(key, label, layouts[key], column, y, values, kinds,
+                      reals=self.reals(key, ring=True)).frame_axes = self.frame_axes(key)
                 y += layouts[key].height + ROW_GAP
         self.results_x = self.x + left_w + COLUMN_GAP
         if board is None:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from hlolab.trace.provenance import FrameMap, value_shape
+from hlolab.types import QuantizedElementType, TensorType
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,12 @@ class CellGroup:
     key: str
     role: str
     indices: np.ndarray
+
+
+def _split(key: str) -> tuple[str, int]:
+    """``"operand2"`` -> ("operand", 2)."""
+    kind = key.rstrip("0123456789")
+    return kind, int(key[len(kind):] or 0)
 
 
 def _rows(a: np.ndarray) -> np.ndarray:
@@ -76,20 +83,69 @@ class OpCells:
         res = self.op.results
         return res[r].name if r < len(res) else f"result #{r}"
 
-    def _type_text(self, x: np.ndarray) -> str:
+    def declared_type(self, key: str) -> Any | None:
+        """The op's own type of drawn tensor ``key`` (None: a region-captured trailing operand,
+        or an event with no such value)."""
+        kind, k = _split(key)
+        values = self.op.results if kind == "result" else self.op.operands
+        return values[k].type if k < len(values) else None
+
+    def quant_type(self, key: str) -> QuantizedElementType | None:
+        """The ``!quant.uniform`` element type of drawn tensor ``key``, None when not quantized."""
+        t = self._tensor_type(key)
+        return t.element if t is not None and isinstance(t.element, QuantizedElementType) else None
+
+    def _tensor_type(self, key: str) -> TensorType | None:
+        """The declared tensor type of ``key`` with its dynamic dims refined by the run's shape;
+        None when it does not describe the value (no declared type, another rank or dtype)."""
+        kind, k = _split(key)
+        t = self.declared_type(key)
+        vals = self.outputs if kind == "result" else self.inputs
+        if not isinstance(t, TensorType) or k >= len(vals):
+            return None
+        x = np.asarray(vals[k])
+        if len(t.shape) != x.ndim or any(d is not None and d != n
+                                         for d, n in zip(t.shape, x.shape, strict=True)):
+            return None
+        try:
+            if np.dtype(t.element.dtype) != x.dtype:
+                return None
+        except Exception:  # an element type with no numpy dtype: not this value's type
+            return None
+        if t.is_static:
+            return t
+        # refined: the run's shape; a bounds encoding describes the ?-dims it no longer has
+        return TensorType(tuple(int(n) for n in x.shape), t.element)
+
+    def _type_text(self, x: np.ndarray, key: str | None = None) -> str:
+        t = self._tensor_type(key) if key is not None else None
+        if t is not None:
+            return str(t)
         from hlolab.types import element_type_of_dtype
 
         dims = "x".join(str(d) for d in x.shape)
         et = element_type_of_dtype(x.dtype)
         return f"tensor<{dims + 'x' if dims else ''}{et}>"
 
+    def reals_of(self, key: str) -> np.ndarray | None:
+        """The real (dequantized) values of quantized tensor ``key``, its own shape; None
+        when it is not quantized."""
+        qt = self.quant_type(key)
+        if qt is None:
+            return None
+        from hlolab.ops.quant_ops import dequantize  # the ops package imports the trace package
+
+        kind, k = _split(key)
+        x = np.asarray((self.outputs if kind == "result" else self.inputs)[k])
+        return dequantize(x, qt)
+
     def drawn(self, key: str) -> tuple[str, np.ndarray, np.ndarray | None]:
         """(label, values, frame kinds) of the drawn tensor ``key``."""
-        kind, k = key.rstrip("0123456789"), int(key[len(key.rstrip("0123456789")):])
+        kind, k = _split(key)
         own = (getattr(self.prov, "cell_kinds", None) or {}).get(key) if self.prov is not None else None
         if kind == "result":
             x = np.asarray(self.outputs[k])
-            label = f"{self.result_name(k)} : {self._type_text(x)}"
+            label = f"{self.result_name(k)} : {self._type_text(x, key)}"
             rnote = (getattr(self.prov, "result_notes", None) or {}).get(k) if self.prov is not None else None
             if rnote is not None:  # e.g. a dot product's result dims: batch, lhs free, rhs free
                 from hlolab.messages import text
@@ -97,7 +153,7 @@ class OpCells:
                 label = f"{label}, {text(rnote)}"
             return label, x, own
         x = np.asarray(self.inputs[k])
-        label = f"{self.operand_name(k)} : {self._type_text(x)}"
+        label = f"{self.operand_name(k)} : {self._type_text(x, key)}"
         note = (getattr(self.prov, "operand_notes", None) or {}).get(k) if self.prov is not None else None
         if note is not None:  # e.g. scatter's inputs: "input (start value)"
             from hlolab.messages import text
@@ -107,11 +163,7 @@ class OpCells:
         if fm is None:
             return label, x, own
         kinds = fm.padded_frame(x.shape).cell_kinds()  # hlolab.ops.frame.CELL_KINDS codes
-        values = np.full(fm.shape, self._pad_value(fm, x), dtype=x.dtype)
-        real = kinds == 0
-        if real.any():
-            oi = fm.operand_index()
-            values[real] = x[tuple(o[real] for o in oi)]
+        values = self._in_frame(fm, x, kinds, self._pad_value(fm, x))
         if tuple(fm.shape) == tuple(x.shape) and not np.any(kinds):
             return label, values, kinds  # no padding, no dilation: the frame is the operand
         frame = "x".join(str(d) for d in fm.shape)
@@ -131,7 +183,7 @@ class OpCells:
         ring of operand elements the cropping removed (``CELL_CROPPED`` cells): (label, values,
         kinds, index of the first cell per dim, negative where the ring is; None: no frame)."""
         label, values, kinds = self.drawn(key)
-        kind, k = key.rstrip("0123456789"), int(key[len(key.rstrip("0123456789")):])
+        kind, k = _split(key)
         fm = self.frames.get(k) if kind == "operand" else None
         if fm is None:
             return label, values, kinds, None
@@ -139,11 +191,46 @@ class OpCells:
         first, ring_kinds, index = fm.padded_frame(x.shape).ring_cells()
         if ring_kinds.shape == values.shape:
             return label, values, kinds, None  # nothing cropped
-        ring = np.full(ring_kinds.shape, self._pad_value(fm, x), dtype=x.dtype)
+        return label, self._in_ring(x, ring_kinds, index, self._pad_value(fm, x)), ring_kinds, first
+
+    def _in_frame(self, fm: FrameMap, x: np.ndarray, kinds: np.ndarray, fill: Any) -> np.ndarray:
+        """``x`` placed in its frame: operand elements where ``kinds`` is 0, ``fill`` elsewhere."""
+        values = np.full(fm.shape, fill, dtype=x.dtype)
+        real = kinds == 0
+        if real.any():
+            oi = fm.operand_index()
+            values[real] = x[tuple(o[real] for o in oi)]
+        return values
+
+    def _in_ring(self, x: np.ndarray, ring_kinds: np.ndarray, index: Sequence[np.ndarray],
+                 fill: Any) -> np.ndarray:
+        """``x`` placed in its frame widened by the cropped ring (``FrameMap.ring_cells``)."""
+        ring = np.full(ring_kinds.shape, fill, dtype=x.dtype)
         real = index[0] >= 0 if index else np.ones(ring.shape, bool)  # an operand element
         if real.any():
             ring[real] = x[tuple(i[real] for i in index)]
-        return label, ring, ring_kinds, first
+        return ring
+
+    def reals(self, key: str, ring: bool = False) -> np.ndarray | None:
+        """The real value (the spec's ``dequantize``, per axis too) of every cell of quantized
+        tensor ``key`` as ``drawn(key)`` (``ring``: ``drawn_ring(key)``) lays it out; NaN
+        where a cell is no element of the tensor (padding, a dilation hole). None: not
+        quantized."""
+        rx = self.reals_of(key)
+        if rx is None:
+            return None
+        kind, k = _split(key)
+        fm = self.frames.get(k) if kind == "operand" else None
+        if fm is None:
+            return rx
+        x = np.asarray(self.inputs[k])
+        nan = np.array(np.nan, dtype=rx.dtype)[()]
+        frame = fm.padded_frame(x.shape)
+        if ring:
+            first, ring_kinds, index = frame.ring_cells()
+            if ring_kinds.shape != tuple(fm.shape):
+                return self._in_ring(rx, ring_kinds, index, nan)
+        return self._in_frame(fm, rx, frame.cell_kinds(), nan)
 
     def frame_axes(self, key: str) -> tuple[tuple[int, int, int], ...] | None:
         """Per dim (low, step, operand size) of a tensor drawn as a padded frame: frame position

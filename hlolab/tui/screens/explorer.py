@@ -323,7 +323,8 @@ class ExplorerScreen(Screen):
             await self._mount_grids(keys)
         for key in keys:
             label, values, kinds = view.drawn(key)
-            self._grids[key].set_value(values, label, kinds=kinds, grid_axes=view.grid_axes(key))
+            self._grids[key].set_value(values, label, kinds=kinds, grid_axes=view.grid_axes(key),
+                                       reals=view.reals(key))
         preset_changed = built.request.preset != self._last_preset
         self._last_preset = built.request.preset
         self.built = built

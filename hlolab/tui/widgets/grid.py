@@ -57,19 +57,41 @@ def format_row(row: np.ndarray) -> list[str]:
     return [format_element(x) for x in row]
 
 
-class _Slice:
-    """The 2-D slice on screen: cell texts per row (lazy) and the column width."""
+def format_quantized_row(row: np.ndarray, reals: np.ndarray) -> list[str]:
+    """A quantized row: each storage value with its real value, ``174 (43.5)`` (no real
+    value where there is none: NaN, a padding cell)."""
+    return [s if not np.isfinite(r) else f"{s} ({format_element(r)})"
+            for s, r in zip(format_row(row), reals.tolist(), strict=True)]
 
-    def __init__(self, plane: np.ndarray):
+
+class _Slice:
+    """The 2-D slice on screen: cell texts per row (lazy) and the column width; ``reals``
+    (a quantized tensor's real values, same shape) are written after the storage values."""
+
+    def __init__(self, plane: np.ndarray, reals: np.ndarray | None = None):
         self.plane = plane
+        self.reals = reals
         self.rows, self.cols = plane.shape
         self._texts: dict[int, list[str]] = {}
         self.width = self._measure()
+
+    def _format(self, row: int) -> list[str]:
+        if self.reals is None:
+            return format_row(self.plane[row])
+        return format_quantized_row(self.plane[row], self.reals[row])
 
     def _measure(self) -> int:
         p = self.plane
         if p.size == 0:
             return 1
+        if self.reals is not None:
+            if p.size <= _FULL_FORMAT_LIMIT:
+                for r in range(self.rows):
+                    self._texts[r] = self._format(r)
+                return max(len(t) for texts in self._texts.values() for t in texts)
+            pick = np.linspace(0, p.size - 1, _SAMPLE).astype(np.int64)
+            sample = format_quantized_row(p.reshape(-1)[pick], self.reals.reshape(-1)[pick])
+            return max(len(t) for t in sample)
         kind = p.dtype.kind
         if kind == "b":
             return 1
@@ -86,7 +108,7 @@ class _Slice:
     def texts(self, row: int) -> list[str]:
         t = self._texts.get(row)
         if t is None:
-            t = self._texts[row] = format_row(self.plane[row])
+            t = self._texts[row] = self._format(row)
         return t
 
 
@@ -178,6 +200,7 @@ class TensorGrid(ScrollView, can_focus=True):
         self.title_text = ""  # the whole title given to set_value (split over both borders)
         self._perm: tuple[int, ...] | None = None  # view axis -> tensor axis (None: the same order)
         self._kinds: np.ndarray | None = None
+        self._reals: np.ndarray | None = None  # a quantized tensor's real values, view axis order
         self._highlights: dict[tuple[int, ...], str] = {}
         self._plane_hl: dict[tuple[int, int], str] = {}
         self._other_slices = 0
@@ -235,12 +258,15 @@ class TensorGrid(ScrollView, can_focus=True):
         return self._other_slices
 
     def set_value(self, value: np.ndarray | None, title: str = "", *,
-                  kinds: np.ndarray | None = None, grid_axes: tuple[int, int] | None = None) -> None:
+                  kinds: np.ndarray | None = None, grid_axes: tuple[int, int] | None = None,
+                  reals: np.ndarray | None = None) -> None:
         """Show ``value``; the cursor stays where it was when it is still inside the shape.
 
         ``kinds`` (same shape, int8: 0 element, 1 padding, 2 dilation hole) dims the
         cells of a padded frame that are not operand elements. ``grid_axes`` are the
-        two axes drawn as rows and columns (default: the last two).
+        two axes drawn as rows and columns (default: the last two). ``reals`` (same
+        shape, float: a quantized tensor's real values, NaN for none) are shown after
+        each storage value, ``174 (43.5)``.
         """
         old_orig = self.index if self._value is not None else tuple(self.cursor)
         self._orig = None if value is None else np.asarray(value)
@@ -255,6 +281,11 @@ class TensorGrid(ScrollView, can_focus=True):
             self._kinds = kinds if self._perm is None else kinds.transpose(self._perm)
         else:
             self._kinds = None
+        if reals is not None and self._orig is not None and np.shape(reals) == self._orig.shape:
+            r = np.asarray(reals)
+            self._reals = r if self._perm is None else r.transpose(self._perm)
+        else:
+            self._reals = None
         # "name : type" on the top border, what the op says about the tensor (its dims'
         # roles, its padded frame) on the bottom one, so neither is cut at 80 columns
         self.title_text = title
@@ -296,8 +327,9 @@ class TensorGrid(ScrollView, can_focus=True):
         self.cursor = self._to_view(tuple(int(i) for i in index))
 
     # --- geometry ------------------------------------------------------------------
-    def _plane(self) -> np.ndarray:
-        v = self._value
+    def _plane(self, v: np.ndarray | None = None) -> np.ndarray:
+        """The 2-D slice on screen of ``v`` (default: the value; the real values have its shape)."""
+        v = self._value if v is None else v
         assert v is not None
         if v.ndim == 0:
             return v.reshape(1, 1)
@@ -318,7 +350,8 @@ class TensorGrid(ScrollView, can_focus=True):
     def _current(self) -> _Slice:
         key = self.slice_index
         if self._slice is None or self._slice_key != key:
-            self._slice = _Slice(self._plane())
+            self._slice = _Slice(self._plane(),
+                                 None if self._reals is None else self._plane(self._reals))
             self._slice_key = key
             self._split_highlights()
             self._rows.clear()
