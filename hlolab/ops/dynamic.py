@@ -155,6 +155,39 @@ def _with_shape_step(ctx: OpCall, e: Explanation, inputs: Sequence[Any],
     return e
 
 
+def dynamic_op(name: str, static_name: str, view: Callable[[OpCall, Sequence[Any]], OpCall],
+               static_operands: int, shape_operands: Sequence[tuple[int, str]],
+               links: Sequence[int] | None = None, **kw: Any) -> None:
+    """Register dynamic op ``name`` as its static op ``static_name`` run on ``view`` (the op
+    seen with the shape operands' run-time values as attributes): the static op's evaluate
+    (on the first ``static_operands`` inputs), provenance and explain, the shape operands
+    added as ``index_read`` sources (``links``: those that decide where an element comes
+    from; default all) and as leading explain steps. The static op is looked up at run time,
+    so its quantized rule (``hlolab.ops.quantized``) applies too."""
+    reads = [i for i, _ in shape_operands] if links is None else list(links)
+
+    def static() -> Any:
+        d = lookup(static_name)
+        assert d is not None and d.provenance is not None and d.explain is not None
+        return d
+
+    def evaluate(ctx: OpCall, *inputs: Any) -> Any:
+        return static().evaluate(view(ctx, inputs), *inputs[:static_operands])
+
+    def provenance(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
+        return _with_shape_links(static().provenance(view(ctx, inputs), inputs, outputs), inputs, outputs,
+                                 reads)
+
+    def explain(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
+                index: tuple) -> Explanation:
+        e = static().explain(view(ctx, inputs), inputs, outputs, result, index)
+        return _with_shape_step(ctx, e, inputs, shape_operands)
+
+    given = ", ".join(n for _, n in shape_operands)
+    evaluate.__doc__ = f"{static_name.removeprefix('stablehlo.')} with {given} given as values"
+    op(name, family="shape", provenance=provenance, explain=explain, **kw)(evaluate)
+
+
 _STATIC = {"stablehlo.dynamic_broadcast_in_dim": "stablehlo.broadcast_in_dim",
            "stablehlo.dynamic_iota": "stablehlo.iota", "stablehlo.dynamic_pad": "stablehlo.pad",
            "stablehlo.dynamic_reshape": "stablehlo.reshape",
@@ -238,23 +271,9 @@ def _broadcast_view(ctx: OpCall, inputs: Sequence[Any]) -> OpCall:
     return view
 
 
-def _prov_dynamic_broadcast(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
-    view = _broadcast_view(ctx, inputs)
-    return _with_shape_links(static._prov_broadcast(view, inputs, outputs), inputs, outputs, [1])
-
-
-def _explain_dynamic_broadcast(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
-                               index: tuple) -> Explanation:
-    e = static._explain_broadcast(_broadcast_view(ctx, inputs), inputs, outputs, result, index)
-    return _with_shape_step(ctx, e, inputs, [(1, "output_dimensions")])
-
-
-@op("stablehlo.dynamic_broadcast_in_dim", verify=_verify_dynamic_broadcast_in_dim,
-    attrs=DynamicBroadcastInDimAttrs, infer=infer_dynamic_broadcast_in_dim, family="shape",
-    provenance=_prov_dynamic_broadcast, explain=_explain_dynamic_broadcast)
-def dynamic_broadcast_in_dim(ctx: OpCall, operand: np.ndarray, output_dimensions: np.ndarray) -> np.ndarray:
-    """broadcast_in_dim with the result shape output_dimensions' values."""
-    return static.broadcast_in_dim(_broadcast_view(ctx, [operand, output_dimensions]), operand)
+dynamic_op("stablehlo.dynamic_broadcast_in_dim", "stablehlo.broadcast_in_dim", _broadcast_view, 1,
+           [(1, "output_dimensions")], verify=_verify_dynamic_broadcast_in_dim,
+           attrs=DynamicBroadcastInDimAttrs, infer=infer_dynamic_broadcast_in_dim)
 
 
 # --- dynamic_iota --------------------------------------------------------------------------
@@ -297,27 +316,8 @@ def _iota_view(ctx: OpCall, inputs: Sequence[Any]) -> OpCall:
     return view
 
 
-def _prov_dynamic_iota(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
-    view = _iota_view(ctx, inputs)
-    return _with_shape_links(static._no_links(view, inputs, outputs), inputs, outputs, [0])
-
-
-def _explain_dynamic_iota(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
-                          index: tuple) -> Explanation:
-    # the registered iota: a quantized result goes through the spec's quantize rule
-    d = lookup("stablehlo.iota")
-    assert d is not None and d.explain is not None
-    e = d.explain(_iota_view(ctx, inputs), inputs, outputs, result, index)
-    return _with_shape_step(ctx, e, inputs, [(0, "output_shape")])
-
-
-@op("stablehlo.dynamic_iota", verify=_verify_dynamic_iota, attrs=static.IotaAttrs, infer=infer_dynamic_iota,
-    family="shape", provenance=_prov_dynamic_iota, explain=_explain_dynamic_iota)
-def dynamic_iota(ctx: OpCall, output_shape: np.ndarray) -> np.ndarray:
-    """iota with the result shape output_shape's values."""
-    d = lookup("stablehlo.iota")  # the registered iota: a quantized result is quantized
-    assert d is not None
-    return d.evaluate(_iota_view(ctx, [output_shape]))
+dynamic_op("stablehlo.dynamic_iota", "stablehlo.iota", _iota_view, 0, [(0, "output_shape")],
+           verify=_verify_dynamic_iota, attrs=static.IotaAttrs, infer=infer_dynamic_iota)
 
 
 # --- dynamic_pad ---------------------------------------------------------------------------
@@ -376,24 +376,8 @@ def _pad_view(ctx: OpCall, inputs: Sequence[Any]) -> OpCall:
     return static_view(ctx, rec, inputs, shape)
 
 
-def _prov_dynamic_pad(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
-    return _with_shape_links(static._prov_pad(_pad_view(ctx, inputs), inputs, outputs), inputs, outputs,
-                             [2, 3, 4])
-
-
-def _explain_dynamic_pad(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
-                         index: tuple) -> Explanation:
-    e = static._explain_pad(_pad_view(ctx, inputs), inputs, outputs, result, index)
-    return _with_shape_step(ctx, e, inputs, [(i, what) for i, _, what in _PAD_OPERANDS])
-
-
-@op("stablehlo.dynamic_pad", verify=_verify_dynamic_pad, infer=infer_dynamic_pad, family="shape",
-    provenance=_prov_dynamic_pad, explain=_explain_dynamic_pad)
-def dynamic_pad(ctx: OpCall, operand: np.ndarray, padding_value: np.ndarray, edge_padding_low: np.ndarray,
-                edge_padding_high: np.ndarray, interior_padding: np.ndarray) -> np.ndarray:
-    """pad with edge_padding_low, edge_padding_high and interior_padding given as values."""
-    inputs = [operand, padding_value, edge_padding_low, edge_padding_high, interior_padding]
-    return static.pad(_pad_view(ctx, inputs), operand, padding_value)
+dynamic_op("stablehlo.dynamic_pad", "stablehlo.pad", _pad_view, 2,
+           [(i, what) for i, _, what in _PAD_OPERANDS], verify=_verify_dynamic_pad, infer=infer_dynamic_pad)
 
 
 # --- dynamic_reshape -----------------------------------------------------------------------
@@ -427,22 +411,8 @@ def _reshape_view(ctx: OpCall, inputs: Sequence[Any]) -> OpCall:
     return view
 
 
-def _prov_dynamic_reshape(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
-    return _with_shape_links(static._prov_reshape(_reshape_view(ctx, inputs), inputs, outputs), inputs,
-                             outputs, [1])
-
-
-def _explain_dynamic_reshape(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
-                             index: tuple) -> Explanation:
-    e = static._explain_reshape(_reshape_view(ctx, inputs), inputs, outputs, result, index)
-    return _with_shape_step(ctx, e, inputs, [(1, "output_shape")])
-
-
-@op("stablehlo.dynamic_reshape", verify=_verify_dynamic_reshape, infer=infer_dynamic_reshape, family="shape",
-    provenance=_prov_dynamic_reshape, explain=_explain_dynamic_reshape)
-def dynamic_reshape(ctx: OpCall, operand: np.ndarray, output_shape: np.ndarray) -> np.ndarray:
-    """reshape with the result shape output_shape's values."""
-    return static.reshape(_reshape_view(ctx, [operand, output_shape]), operand)
+dynamic_op("stablehlo.dynamic_reshape", "stablehlo.reshape", _reshape_view, 1, [(1, "output_shape")],
+           verify=_verify_dynamic_reshape, infer=infer_dynamic_reshape)
 
 
 # --- real_dynamic_slice (not in the spec: StableHLO's RealDynamicSliceOp) --------------------
@@ -491,23 +461,10 @@ def _slice_view(ctx: OpCall, inputs: Sequence[Any]) -> OpCall:
     return static_view(ctx, rec, inputs, shape)
 
 
-def _prov_real_dynamic_slice(ctx: OpCall, inputs: list[Any], outputs: list[Any]) -> Provenance:
-    return _with_shape_links(static._prov_slice(_slice_view(ctx, inputs), inputs, outputs), inputs, outputs,
-                             [1, 3])
-
-
-def _explain_real_dynamic_slice(ctx: OpCall, inputs: list[Any], outputs: list[Any], result: int,
-                                index: tuple) -> Explanation:
-    e = static._explain_slice(_slice_view(ctx, inputs), inputs, outputs, result, index)
-    return _with_shape_step(ctx, e, inputs, [(i, what) for i, _, what in _SLICE_OPERANDS])
-
-
-@op("stablehlo.real_dynamic_slice", verify=_verify_real_dynamic_slice, infer=infer_real_dynamic_slice,
-    family="shape", provenance=_prov_real_dynamic_slice, explain=_explain_real_dynamic_slice)
-def real_dynamic_slice(ctx: OpCall, operand: np.ndarray, start_indices: np.ndarray, limit_indices: np.ndarray,
-                       strides: np.ndarray) -> np.ndarray:
-    """slice with start_indices, limit_indices and strides given as values (not in the spec)."""
-    return static.slice_(_slice_view(ctx, [operand, start_indices, limit_indices, strides]), operand)
+# start_indices and strides decide where each element comes from; limit_indices only the shape
+dynamic_op("stablehlo.real_dynamic_slice", "stablehlo.slice", _slice_view, 1,
+           [(i, what) for i, _, what in _SLICE_OPERANDS], links=[1, 3], verify=_verify_real_dynamic_slice,
+           infer=infer_real_dynamic_slice)
 
 
 # --- set_dimension_size (not a StableHLO op) -----------------------------------------------
