@@ -239,13 +239,12 @@ class InterpCall(OpCall):
 def drain(gen: Generator[Any, None, Any]) -> Any:
     """Run a generator to its end and return its return value. A collective it meets must
     complete within the running process alone (a group of one; see ``Rendezvous.alone``)."""
-    value = None
+    events = solo(gen)
     while True:
         try:
-            item = gen.send(value)
+            next(events)
         except StopIteration as stop:
             return stop.value
-        value = item.alone() if isinstance(item, Rendezvous) else None
 
 
 def solo(gen: Generator[Any, Any, Any]) -> Generator[OpRun, None, Any]:

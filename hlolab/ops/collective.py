@@ -224,6 +224,17 @@ def _meet(ctx: OpCall, group: tuple[int, ...], key: Any, compute: Any,
     return arrival.result
 
 
+def _own_group(ctx: OpCall, mode: str, constraint: str, unique: str) -> tuple[int, ...]:
+    """The process group of the running process, from the op's replica_groups in ``mode``;
+    a process in no group is an error naming ``constraint`` (the op's replica_groups one)."""
+    groups = process_groups(ctx, ctx.attrs.replica_groups, mode, constraint, unique)
+    group = group_of(ctx.frame.process, groups)
+    if group is None:
+        who = process_name(ctx.frame.process, ctx.frame.grid)
+        raise ctx.error(constraint, f"{who} is in no process group")
+    return group
+
+
 def _key(ctx: OpCall, group: tuple[int, ...], channel: int) -> tuple[Any, ...]:
     return (ctx.op.name, channel, group)
 
@@ -381,10 +392,7 @@ def all_reduce(ctx: OpCall, *operands: np.ndarray) -> Generator[Rendezvous, Arri
     """Within each process group, every process gets ``computation`` applied across the
     group's operands."""
     a = ctx.attrs
-    groups = process_groups(ctx, a.replica_groups, _mode(a), "C2", "C3")
-    group = group_of(ctx.frame.process, groups)
-    if group is None:
-        raise ctx.error("C2", f"{process_name(ctx.frame.process, ctx.frame.grid)} is in no process group")
+    group = _own_group(ctx, _mode(a), "C2", "C3")
     return (yield from _meet(ctx, group, _key(ctx, group, a.channel_id), _compute_all_reduce,
                              list(operands)))
 
@@ -404,10 +412,7 @@ def _compute_collective_reduce(members: list[Rendezvous]) -> list[Any]:
 def collective_reduce(ctx: OpCall, *operands: np.ndarray) -> Generator[Rendezvous, Arrival, Any]:
     """all_reduce whose result lands on the group's first process only (zeros elsewhere)."""
     a = ctx.attrs
-    groups = process_groups(ctx, a.replica_groups, _mode(a), "C2", "C3")
-    group = group_of(ctx.frame.process, groups)
-    if group is None:
-        raise ctx.error("C2", f"{process_name(ctx.frame.process, ctx.frame.grid)} is in no process group")
+    group = _own_group(ctx, _mode(a), "C2", "C3")
     return (yield from _meet(ctx, group, _key(ctx, group, a.channel_id), _compute_collective_reduce,
                              list(operands)))
 
@@ -444,10 +449,7 @@ def _compute_all_gather(members: list[Rendezvous]) -> list[Any]:
 def all_gather(ctx: OpCall, *operands: np.ndarray) -> Generator[Rendezvous, Arrival, Any]:
     """Within each process group, concatenates the group's operands along all_gather_dim."""
     a = ctx.attrs
-    groups = process_groups(ctx, a.replica_groups, _mode(a), "C3", "C4")
-    group = group_of(ctx.frame.process, groups)
-    if group is None:
-        raise ctx.error("C3", f"{process_name(ctx.frame.process, ctx.frame.grid)} is in no process group")
+    group = _own_group(ctx, _mode(a), "C3", "C4")
     for i, (x, r) in enumerate(zip(operands, ctx.result_types, strict=True)):
         assert isinstance(r, TensorType)
         if r.shape[a.all_gather_dim] != x.shape[a.all_gather_dim] * len(group):
@@ -496,10 +498,7 @@ def reduce_scatter(ctx: OpCall, operand: np.ndarray) -> Generator[Rendezvous, Ar
     """Within each process group, reduces the group's operands and gives process k the
     k-th part along scatter_dimension."""
     a = ctx.attrs
-    groups = process_groups(ctx, a.replica_groups, _mode(a), "C4", "C5")
-    group = group_of(ctx.frame.process, groups)
-    if group is None:
-        raise ctx.error("C4", f"{process_name(ctx.frame.process, ctx.frame.grid)} is in no process group")
+    group = _own_group(ctx, _mode(a), "C4", "C5")
     sd = a.scatter_dimension
     r = ctx.result_tensor(0)
     if operand.shape[sd] % len(group) or r.shape[sd] != operand.shape[sd] // len(group):
@@ -568,10 +567,7 @@ def all_to_all(ctx: OpCall, *operands: np.ndarray) -> Generator[Rendezvous, Arri
     split_dimension, sends part k to the group's k-th process, and concatenates what each
     receives along concat_dimension."""
     a = ctx.attrs
-    groups = process_groups(ctx, a.replica_groups, _mode(a, global_ids=False), "C6", "C7")
-    group = group_of(ctx.frame.process, groups)
-    if group is None:
-        raise ctx.error("C6", f"{process_name(ctx.frame.process, ctx.frame.grid)} is in no process group")
+    group = _own_group(ctx, _mode(a, global_ids=False), "C6", "C7")
     if len(group) != a.split_count:
         raise ctx.error("C8", f"the process group {list(group)} has {len(group)} processes, "
                         f"split_count is {a.split_count}")

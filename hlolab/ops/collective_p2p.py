@@ -59,13 +59,18 @@ def _check_channel_type(ctx: OpCall, host: int) -> None:
                         f"{str(a.is_host_transfer).lower()}, got {a.channel_type}")
 
 
-def _verify_send(ctx: OpCall) -> None:
+def _tensors_then_token(ctx: OpCall) -> None:
+    """send and outfeed: tensors (I1), then a token (I2), as operands."""
     ts = ctx.operand_types
     if not ts or not isinstance(ts[-1], TokenType):
         raise ctx.error("I2", "the last operand must be a !stablehlo.token")
     for i, t in enumerate(ts[:-1]):
         if not isinstance(t, TensorType):
             raise ctx.error("I1", f"input #{i} must be a tensor, got {t}")
+
+
+def _verify_send(ctx: OpCall) -> None:
+    _tensors_then_token(ctx)
     _check_channel_type(ctx, DEVICE_TO_HOST)
 
 
@@ -168,12 +173,7 @@ def infeed(ctx: Any, token: Any) -> list[Any]:
 
 
 def _verify_outfeed(ctx: OpCall) -> None:
-    ts = ctx.operand_types
-    if not ts or not isinstance(ts[-1], TokenType):
-        raise ctx.error("I2", "the last operand must be a !stablehlo.token")
-    for i, t in enumerate(ts[:-1]):
-        if not isinstance(t, TensorType):
-            raise ctx.error("I1", f"input #{i} must be a tensor, got {t}")
+    _tensors_then_token(ctx)
 
 
 @op("stablehlo.outfeed", aliases=("Outfeed",), attrs=OutfeedAttrs, verify=_verify_outfeed,
