@@ -105,6 +105,10 @@ def run_module(module: Module, label: str, entry: str | None = None,
         per_process = None
         if grid[0] * grid[1] > 1:
             per_process, outputs = outputs, outputs[0]
+            from hlolab.interp.processes import global_view, same_results
+
+            if global_view(func) and same_results(per_process):  # one global result
+                per_process = None
         from hlolab.interp.refine import value_types  # `?` sizes: the values' own
 
         return ModuleResult(label, status, outputs=outputs,

@@ -185,7 +185,8 @@ def test_ops_and_examples_list(capsys):
     assert "stablehlo.pad  (Pad)" in names and "stablehlo.while" in names
     assert main(["examples"]) == 0
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
-    assert listed == ["conv2d", "conv_maxpool", "maxpool", "mlp_step", "softplus"]
+    assert listed == ["conv2d", "conv_maxpool", "grid_matmul", "maxpool", "mlp_step", "sharded_matmul",
+                      "softplus"]
 
 
 def test_help_does_not_import_front_ends():

@@ -29,7 +29,7 @@ from hlolab.ops.registry import OpCall, Token, lookup
 from hlolab.ops.verify import verify_module
 from hlolab.types import TensorType, TokenType, TupleType, Type
 
-RETURN_OPS = frozenset({"func.return", "return", "stablehlo.return"})
+RETURN_OPS = frozenset({"func.return", "return", "stablehlo.return", "sdy.return"})
 # calls that may run inside a per-element region: their callee runs batched too
 BATCHABLE_CALLS = frozenset({"func.call", "call", "stablehlo.composite"})
 
@@ -462,7 +462,7 @@ class Interpreter:
         opdef = lookup(op.name)
         if opdef is None:
             raise NotImplementedOpError(op.name, op.loc)
-        if batch and not (opdef.elementwise or op.name in BATCHABLE_CALLS):
+        if batch and not (opdef.elementwise or op.name in BATCHABLE_CALLS or _elementwise_target(op)):
             raise UnsupportedError(f"{op.name} inside a per-element region (reduce body, comparator, "
                                    "scatter update) is not supported yet: only element-wise ops are",
                                    op.loc)
@@ -548,6 +548,15 @@ class Interpreter:
                     f"{self.element_budget}", op.loc)
 
 
+def _elementwise_target(op: Op) -> bool:
+    """A custom_call whose target works element by element (``@Sharding``)."""
+    if op.name != "stablehlo.custom_call":
+        return False
+    from hlolab.ops.check import ELEMENTWISE_TARGETS
+
+    return getattr(op.attributes.get("call_target_name"), "value", None) in ELEMENTWISE_TARGETS
+
+
 def _batched(value: Any, t: Type, batch: tuple[int, ...]) -> Any:
     """``value`` with the batch dims in front (constants and captured values lack them)."""
     if not batch or not isinstance(t, TensorType) or not isinstance(value, np.ndarray):
@@ -602,3 +611,8 @@ def check_args(f: Func, args: list[Any], at: Op | None = None, batch: tuple[int,
                 hint = f" (cast it: x.astype(numpy.{t.dtype.name}))"
             raise ExecutionError(f"argument #{i} of @{f.name} must be {v.type}, got {describe_value(a)}"
                                  + hint, at.loc if at else f.loc)
+        over = v.type.bounds.exceeded(a.shape[len(batch):]) if isinstance(v.type, TensorType) \
+            and v.type.bounds is not None and isinstance(a, np.ndarray) else None
+        if over is not None:  # #stablehlo.bounds: a `?` size within its bound
+            raise ExecutionError(f"argument #{i} ({v.name}) of @{f.name} has size {over[1]} in dimension "
+                                 f"{over[0]}, over its bound {over[2]} ({v.type})", at.loc if at else f.loc)

@@ -173,6 +173,16 @@ class Module:
     mlir_loc: str | None = None  # the text of a trailing loc(...) after `module {...}`
     loc_aliases: dict[str, str] = field(default_factory=dict)  # "#loc3" -> "loc(...)" definitions
     verified: bool = field(default=False, compare=False)  # hlolab.ops.verify passed
+    # module-level ops other than functions, in order (``sdy.mesh @mesh = <...>``)
+    symbols: list[Op] = field(default_factory=list)
+
+    def symbol(self, name: str) -> Op | None:
+        """The module-level op (not function) whose ``sym_name`` is ``name``."""
+        for op in self.symbols:
+            a = op.attributes.get("sym_name")
+            if getattr(a, "value", None) == name:
+                return op
+        return None
 
     def func(self, name: str) -> Func | None:
         for f in self.funcs:
@@ -188,6 +198,6 @@ class Module:
         if not isinstance(other, Module):
             return NotImplemented
         return (self.name == other.name and self.attributes == other.attributes
-                and self.funcs == other.funcs)
+                and self.funcs == other.funcs and self.symbols == other.symbols)
 
     __hash__ = None  # type: ignore[assignment]

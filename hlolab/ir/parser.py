@@ -54,6 +54,7 @@ from hlolab.ir.lexer import (
 from hlolab.ir.module import Block, Func, Module, Op, Region, Value
 from hlolab.limits import ELEMENT_BUDGET
 from hlolab.types import (
+    BoundsEncoding,
     ElementType,
     FunctionType,
     OpaqueType,
@@ -351,9 +352,20 @@ class Parser:
         elem = self.parse_element_type()
         encoding = None
         if self.accept_punct(","):
+            at = self.tok.start
             encoding = self.parse_attr()
+            text = str(encoding)
+            if text.startswith("#stablehlo.bounds"):  # kept typed: run time checks sizes against it
+                bounds = BoundsEncoding.parse(text)
+                if bounds is None:
+                    raise self.error(f"malformed bounds {text}", at)
+                encoding = bounds
         self.expect_punct(">", "to close the tensor type")
-        return TensorType(shape, elem, encoding)  # type: ignore[arg-type]
+        t = TensorType(shape, elem, encoding)  # type: ignore[arg-type]
+        problem = t.bounds.problem(shape) if t.bounds is not None else None
+        if problem is not None:
+            raise self.error(problem, at)
+        return t
 
     def _parse_dialect_type(self) -> Type:
         t = self.tok
@@ -1123,8 +1135,14 @@ class Parser:
         while not self.at_punct("}"):
             if self.tok.kind == EOF:
                 raise self.error("expected '}' to close the module")
+            if self.at_bare("sdy.mesh"):  # a Shardy mesh (jax's sharded programs)
+                from hlolab.ir.syntax_sdy import parse_mesh
+
+                module.symbols.append(parse_mesh(self))
+                continue
             if not self._at_func():
-                raise self.error(f"expected 'func.func' in the module body, got {self.tok.describe()}")
+                raise self.error(f"expected 'func.func' or 'sdy.mesh' in the module body, got "
+                                 f"{self.tok.describe()}")
             module.funcs.append(self.parse_func_any())
         self.advance()
         module.mlir_loc = self.parse_optional_loc()

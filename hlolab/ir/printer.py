@@ -11,6 +11,7 @@ from __future__ import annotations
 from hlolab.ir import syntax
 from hlolab.ir.attrs import format_attr_dict, format_symbol
 from hlolab.ir.module import Block, Func, Module, Op, Region, Value
+from hlolab.ir.syntax_sdy import print_mesh
 from hlolab.types import FunctionType
 
 INDENT = "  "
@@ -41,7 +42,9 @@ class Printer:
                 head += " @" + format_symbol(m.name)
             if m.attributes:
                 head += " attributes " + format_attr_dict(m.attributes)
-            text = head + " {\n" + "".join(f + "\n" for f in funcs) + "}"
+            syms = [INDENT + print_mesh(op) if op.name == "sdy.mesh" else self.op(op, INDENT)
+                    for op in m.symbols]
+            text = head + " {\n" + "".join(f + "\n" for f in syms + funcs) + "}"
             if m.mlir_loc:
                 text += " " + m.mlir_loc
             text += "\n"

@@ -12,6 +12,7 @@ from __future__ import annotations
 from hlolab.ir.attrs import ArrayAttr, BoolAttr, DictAttr, FloatAttr, IntegerAttr
 from hlolab.ir.syntax_custom import ConstantSyntax, ReduceSyntax, WhileSyntax, compact_names, scan_derive
 from hlolab.ir.syntax_engine import FormatSyntax, OpSyntax
+from hlolab.ir.syntax_sdy import ManualComputationSyntax, ShardingOperandSyntax
 from hlolab.types import element_type
 
 __all__ = ["TABLE", "lookup", "compact_names", "OpSyntax"]
@@ -161,6 +162,12 @@ _add("chlo.top_k", FormatSyntax("~ ( $operand , k = @k:i64 ) attr-dict : type:ar
 _add("chlo.scan", FormatSyntax(
     "~ custom:scan-operands dimension = @dimension:i64 attr-dict-with-keyword region : type:functional",
     inherent=("is_reverse", "is_associative"), derive=scan_derive, derived=("resultSegmentSizes",)))
+
+
+# Shardy (jax's sharded programs)
+_add("sdy.manual_computation", ManualComputationSyntax())
+_add("sdy.sharding_constraint sdy.reshard", ShardingOperandSyntax())
+_add("sdy.return", FormatSyntax("$results* attr-dict (? : type:operands ?)"))
 
 
 def lookup(name: str) -> OpSyntax | None:

@@ -11,7 +11,7 @@ are the checks JAX-exported test programs use (``@check.expect_close`` ...).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any
 
 import numpy as np
@@ -433,18 +433,42 @@ CUSTOM_CALL_ULP = 3
 CUSTOM_CALL_ALMOST_EQ_TOLERANCE = 1e-3
 CUSTOM_CALL_EQ_TOLERANCE = 1e-4
 
-# call target -> evaluate(ctx, *operands), for targets defined by other op modules
+# call target -> evaluate(ctx, *operands), for targets defined by other op modules; an
+# evaluate may be a generator (a target that meets other processes: @SPMDShardToFullShape)
 CALL_TARGETS: dict[str, Callable[..., Any]] = {}
+# call target -> provenance(ctx, inputs, outputs) / explain(ctx, inputs, outputs, result, index)
+CALL_TARGET_PROVENANCE: dict[str, Callable[..., Any]] = {}
+CALL_TARGET_EXPLAIN: dict[str, Callable[..., Any]] = {}
+# targets that work element by element (an identity annotation: @Sharding), so a custom_call
+# of them may run inside a per-element region (jax puts @Sharding in all_reduce bodies)
+ELEMENTWISE_TARGETS: set[str] = set()
+
+
+def _custom_call_provenance(ctx: Any, inputs: list[Any], outputs: list[Any]) -> Any:
+    """The call target's provenance; None (every operand element may feed every result
+    element) for targets that define none."""
+    fn = CALL_TARGET_PROVENANCE.get(ctx.attrs.call_target_name)
+    return fn(ctx, inputs, outputs) if fn is not None else None
+
+
+def _custom_call_explain(ctx: Any, inputs: list[Any], outputs: list[Any], result: int,
+                         index: tuple[int, ...]) -> Any:
+    fn = CALL_TARGET_EXPLAIN.get(ctx.attrs.call_target_name)
+    return fn(ctx, inputs, outputs, result, index) if fn is not None else None
 
 
 @op("stablehlo.custom_call", aliases=("CustomCall",), attrs=CustomCallAttrs, infer=infer_custom_call,
-    family="check")
-def custom_call(ctx: OpCall, *operands: Any) -> Any:
+    family="check", steps=True, provenance=_custom_call_provenance, explain=_custom_call_explain)
+def custom_call(ctx: OpCall, *operands: Any) -> Generator[Any, Any, Any]:
     """Runs the check call targets (``@check.expect_close``, ``@check.expect_eq``,
-    ``@check.expect_almost_eq``, ``@check.eq``); any other target is not implemented."""
+    ``@check.expect_almost_eq``, ``@check.eq``) and the targets other op modules define
+    (``@shape_assertion``, ``@Sharding``, ...); any other target is not implemented."""
     target = ctx.attrs.call_target_name
     if target in CALL_TARGETS:  # a target another op module defines (e.g. @shape_assertion)
-        return CALL_TARGETS[target](ctx, *operands)
+        out = CALL_TARGETS[target](ctx, *operands)
+        if isinstance(out, Generator):
+            out = yield from out
+        return out
     if target not in _CUSTOM_CHECKS:
         raise NotImplementedOpError("stablehlo.custom_call", ctx.loc, detail=f"call target @{target}")
     if len(operands) != 2:

@@ -89,7 +89,8 @@ FAMILY_GROUPS: dict[str, str] = {
     "rng": "RNG",
 }
 GROUP_ORDER: tuple[str, ...] = tuple(dict.fromkeys(FAMILY_GROUPS.values()))
-FAMILIES: frozenset[str] = frozenset(FAMILY_GROUPS) | {"check"}
+# check ops and sharding annotations (program-level, no explorer) are not in the galleries
+FAMILIES: frozenset[str] = frozenset(FAMILY_GROUPS) | {"check", "sharding"}
 
 REGISTRY: dict[str, OpDef] = {}
 _ALIASES: dict[str, str] = {}

@@ -29,6 +29,7 @@ from hlolab.ir.parser import INDEX, parse_attribute, parse_file, parse_module, p
 from hlolab.ir.structs import ConvDimsAttr, DimsStructAttr
 from hlolab.types import (
     ALL_ELEMENT_TYPE_NAMES,
+    BoundsEncoding,
     FunctionType,
     OpaqueType,
     QuantizedElementType,
@@ -56,7 +57,7 @@ def test_tensor_shapes_encodings_and_special_types():
     assert parse_type("tensor<f32>") == TensorType((), F32)
     assert parse_type("tensor<0x2xi8>").shape == (0, 2)
     t = parse_type("tensor<?xf32, #stablehlo.bounds<4>>")
-    assert t.shape == (None,) and t.encoding == OpaqueAttr("#stablehlo.bounds<4>")
+    assert t.shape == (None,) and t.encoding == BoundsEncoding((4,))
     assert str(t) == "tensor<?xf32, #stablehlo.bounds<4>>"
     ext = parse_type("tensor<?x3xf32, #stablehlo.type_extensions<bounds = [4, ?]>>").encoding
     assert ext == StructAttr("stablehlo.type_extensions", (("bounds", (4, "?")),))
