@@ -27,6 +27,7 @@ Ops are deterministic, so a recomputed value is the value that was seen.
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict, deque
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -47,7 +48,15 @@ from hlolab.interp.engine import (
     args_node,
     check_args,
 )
-from hlolab.interp.processes import grid_args, module_grid, run_grid
+from hlolab.interp.processes import (
+    Idle,
+    Rendezvous,
+    SchedulePolicy,
+    grid_args,
+    module_grid,
+    process_name,
+    run_grid,
+)
 from hlolab.interp.single import normalize_outputs
 from hlolab.ir.module import Func, Module, Op
 from hlolab.ops.registry import lookup
@@ -115,12 +124,16 @@ class Stop:
     """Why stepping stopped: ``step``, ``breakpoint``, ``end`` (the function
     returned), ``start`` (stepped back to the beginning), ``budget`` (the run
     budget of events was used up; call run() again to continue),
-    ``interrupted``, or ``error`` (the program failed; the history stays)."""
+    ``interrupted``, or ``error`` (the program failed; the history stays).
+    Stepping one process of a grid (``Session.focus``) also stops with ``waiting``
+    (it waits at a rendezvous: ``detail`` says for whom) or ``finished`` (it has
+    returned, others have not)."""
 
     reason: str
     event: OpRun | None = None
     breakpoint: Breakpoint | None = None
     error: HloLabError | None = None
+    detail: str = ""
 
     def __str__(self) -> str:
         where = ""
@@ -131,7 +144,38 @@ class Stop:
         extra = f" ({self.breakpoint})" if self.breakpoint else ""
         if self.error is not None:
             extra = f": {self.error.short()}"
+        if self.detail:
+            extra += f": {self.detail}"
         return f"{self.reason}{where}{extra}"
+
+
+@dataclass(frozen=True)
+class ProcessState:
+    """One process of a grid as of the cursor: its current op (its last event), whether it
+    is ready, waits at a rendezvous (for which processes) or has finished (its results)."""
+
+    process: int
+    name: str  # "process 1 (replica 0, partition 1)"
+    state: str  # "not started" | "ready" | "waiting" | "finished"
+    event: OpRun | None
+    rendezvous: Rendezvous | None = None  # where it waits, or the one it was just released from
+    waits_for: tuple[int, ...] = ()  # members of its group that have not arrived
+    results: list[Any] | None = None
+
+    def describe(self) -> str:
+        """``ready`` / ``waits at all_gather line 12 for 2, 3`` / ``finished``."""
+        rv = self.rendezvous
+        if self.state == "waiting" and rv is not None:
+            line = f" line {rv.op.loc.line}" if rv.op.loc else ""
+            at = f"{rv.op.name.removeprefix('stablehlo.')}{line}"
+            if rv.kind in ("send", "recv"):
+                peer = "recv" if rv.kind == "send" else "send"
+                return f"waits at {at} for a {peer} on channel {rv.channel}"
+            return f"waits at {at} for {', '.join(map(str, self.waits_for))}"
+        if self.state == "ready" and rv is not None:  # released: the collective's result is next
+            line = f" line {rv.op.loc.line}" if rv.op.loc else ""
+            return f"ready: {rv.op.name.removeprefix('stablehlo.')}{line} done, result next"
+        return self.state
 
 
 @dataclass(frozen=True)
@@ -186,6 +230,11 @@ class Session:
         # on a grid, the process an unqualified value name refers to (the spec: ``name`` is
         # ``name@(replica_id(), partition_id())``); find() takes another one
         self.process = 0
+        # how step() moves on a grid: ``focus`` p runs only process p (it stops "waiting" at
+        # a rendezvous, run_others() brings the rest there); else ``lockstep`` runs every
+        # ready process's next op per step; else one event per step, round-robin
+        self.focus: int | None = None
+        self.lockstep = False
         self.infeed = list(infeed or [])  # what stablehlo.infeed reads, in order
         self._reset()
 
@@ -250,12 +299,20 @@ class Session:
         self.error: HloLabError | None = None
         self._gen = None
         self.process_results = None
+        self._policy = SchedulePolicy()
+        self._marks: list[int] = []  # cursors where a forward stepping command ended
+        self._by_process: dict[int, list[int]] = {}  # history positions of each process's events
+        # who waits where after each event of a grid run, stored where it changes:
+        # _status_at[i] holds from history position _status_pos[i] on
+        self._status_pos: list[int] = []
+        self._status_at: list[list[tuple[str, Rendezvous | None]]] = []
         self.interp.state["infeed"] = list(self.infeed)
         if self.n_processes > 1:
             if self.process_args is None and not self.func.args:
                 self.process_args = [[] for _ in range(self.n_processes)]
             if self.process_args is not None:
-                self._gen = run_grid(self.interp, self.func, self.process_args, self.grid)
+                self._gen = run_grid(self.interp, self.func, self.process_args, self.grid,
+                                     self._policy)
         elif self.args is not None or not self.func.args:
             self._gen = self.interp.steps(self.func.name, list(self.args or []))
 
@@ -358,21 +415,212 @@ class Session:
 
     # --- stepping -------------------------------------------------------------
     def step(self, n: int = 1) -> Stop:
-        """Forward ``n`` op instances (into regions and calls)."""
+        """Forward ``n`` op instances (into regions and calls). On a grid: with ``focus``
+        set, ``n`` ops of that process; with ``lockstep``, ``n`` rounds of every ready
+        process's next op; else ``n`` events, the processes in turn."""
         self._clear_interrupt()
         stop = Stop("step", self.current)
         for i in range(n):
             if i and self._interrupt.is_set():
                 self._clear_interrupt()
                 return Stop("interrupted", self.current)
-            stop = self._advance()
+            if self.n_processes > 1 and self.focus is not None:
+                stop = self._advance_process(self._check_process(self.focus))
+            elif self.n_processes > 1 and self.lockstep:
+                stop = self._advance_round()
+            else:
+                stop = self._advance()
+            self._mark()
             if stop.reason != "step":
                 return stop
         return stop
 
     def step_back(self, n: int = 1) -> Stop:
-        self.cursor = max(0, self.cursor - n)
+        """Back ``n`` steps of the stepping mode: an event; with ``focus``, to before that
+        process's current op; with ``lockstep``, to where the step before ended."""
+        for _ in range(n):
+            if self.n_processes > 1 and self.focus is not None:
+                p = self._check_process(self.focus)
+                pos = self._positions(p)
+                i = bisect_left(pos, self.cursor) - 1
+                if i < 0:
+                    return Stop("start", self.current_of(p))
+                self.cursor = pos[i]  # its op and everything that ran after it undone
+            elif self.n_processes > 1 and self.lockstep:
+                i = bisect_left(self._marks, self.cursor) - 1
+                self.cursor = self._marks[i] if i >= 0 else 0
+            else:
+                self.cursor = max(0, self.cursor - 1)
+        if self.n_processes > 1 and self.focus is not None:
+            ev = self.current_of(self.focus)
+            return Stop("step" if ev is not None else "start", ev)
         return Stop("step" if self.cursor else "start", self.current)
+
+    # --- a process grid -----------------------------------------------------------
+    def _check_process(self, p: int) -> int:
+        if not isinstance(p, int) or not 0 <= p < self.n_processes:
+            raise ExecutionError(f"process {p} is not in the {self.grid[0]}x{self.grid[1]} grid "
+                                 f"(processes 0..{self.n_processes - 1})")
+        return p
+
+    def _positions(self, p: int) -> list[int]:
+        return self._by_process.get(p, [])
+
+    def current_of(self, p: int) -> OpRun | None:
+        """Process ``p``'s current op instance: its last event at or before the cursor."""
+        ev = self._last_of(p)
+        return self.event(ev.id) if ev is not None else None
+
+    def _last_of(self, p: int) -> OpRun | None:
+        """``current_of`` as recorded (values may be ``Dropped``)."""
+        pos = self._positions(p)
+        i = bisect_left(pos, self.cursor) - 1
+        return self.history[pos[i]] if i >= 0 else None
+
+    def _mark(self) -> None:
+        """After a stepping command: where it ended (lockstep steps back to it), and who
+        waits where now (a process may have parked after the last event: seen from then on)."""
+        if self.cursor != len(self.history) or not self.cursor:
+            return
+        if not self._marks or self._marks[-1] < self.cursor:
+            self._marks.append(self.cursor)
+        if self.n_processes > 1:
+            self._log_status(len(self.history) - 1)
+
+    def _log_status(self, pos: int) -> None:
+        """The live status as that after history position ``pos`` (the last one or a new one)."""
+        live = self._live_status()
+        if self._status_pos and self._status_pos[-1] == pos:
+            self._status_at[-1] = live
+        elif not self._status_at or self._status_at[-1] != live:
+            self._status_pos.append(pos)
+            self._status_at.append(live)
+
+    def _live_status(self) -> list[tuple[str, Rendezvous | None]]:
+        scheduler = self.interp.scheduler
+        if scheduler is None:
+            return [("ready", None)] * self.n_processes
+        return scheduler.status()
+
+    def process_states(self) -> list[ProcessState]:
+        """Every process of the grid as of the cursor (a single process: one entry)."""
+        n = self.n_processes
+        if self.cursor == len(self.history):
+            status = self._live_status()
+        elif self.cursor == 0:
+            status = [("ready", None)] * n
+        else:
+            status = self._status_at[bisect_right(self._status_pos, self.cursor - 1) - 1]
+        done = self.interp.scheduler.done if self.interp.scheduler is not None else {}
+        out = []
+        for p, (state, rv) in enumerate(status):
+            ev = self._last_of(p)
+            waits: tuple[int, ...] = ()
+            if state == "waiting" and rv is not None and rv.kind == "group":
+                waits = tuple(q for q in rv.group if q != p and not (
+                    status[q][0] == "waiting" and status[q][1] is not None and status[q][1].key == rv.key))
+            if state == "ready" and ev is None:
+                state = "not started"
+            results = None
+            if state == "finished":
+                results = list(done[p]) if p in done else (self.results if n == 1 else None)
+            out.append(ProcessState(p, process_name(p, self.grid), state, ev, rv, waits, results))
+        return out
+
+    def _idle_stop(self, p: int, state: str) -> Stop:
+        ps = self.process_states()[p]
+        if state == "finished":
+            return Stop("finished", self.current_of(p), detail=f"{ps.name} has finished; others still run")
+        return Stop("waiting", self.current_of(p), detail=f"{ps.name} {ps.describe()}")
+
+    def _advance_process(self, p: int, through: bool = True) -> Stop:
+        """Process ``p``'s next op: its next event in the history, else run it alone. When it
+        arrives at a rendezvous and completes it, ``through`` runs its collective too; else
+        the stop is ``arrived`` (a lockstep round runs the group in process order)."""
+        pos = self._positions(p)
+        i = bisect_left(pos, self.cursor)
+        if i < len(pos):
+            self.cursor = pos[i] + 1
+            return Stop("step", self.current)
+        self.cursor = len(self.history)
+        self._policy.focus = p
+        try:
+            while True:
+                stop = self._advance()
+                if stop.reason != "arrived":
+                    return stop
+                if self._live_status()[p][0] != "ready":  # the others have not all arrived
+                    return self._idle_stop(p, "waiting")
+                if not through:
+                    return stop
+        finally:
+            self._policy.focus = None
+
+    def _advance_round(self) -> Stop:
+        """One lockstep step: every process that can runs its next op (a process that
+        arrives at a rendezvous and is released in the same step runs the collective too);
+        processes waiting at a rendezvous stay. Replayed rounds end where they ended."""
+        if self.cursor < len(self.history):
+            i = bisect_right(self._marks, self.cursor)
+            self.cursor = self._marks[i] if i < len(self._marks) else len(self.history)
+            return Stop("step", self.current)
+        if self.results is not None or self.error is not None or self._gen is None:
+            return self._advance()
+        pending = [p for p, (st, _) in enumerate(self._live_status()) if st != "finished"]
+        ran = 0
+        while True:
+            status = self._live_status()
+            ready = [p for p in pending if status[p][0] == "ready"]
+            if not ready:
+                break
+            p = ready[0]
+            stop = self._advance_process(p, through=False)
+            if stop.reason == "arrived":  # it completed a group: its members run in order
+                continue
+            if stop.reason in ("step", "breakpoint"):
+                ran += 1
+                pending.remove(p)
+                if stop.reason == "breakpoint":
+                    return stop
+            elif stop.reason == "finished":
+                pending.remove(p)
+            elif stop.reason != "waiting":  # the end, an error, an interrupt
+                return stop
+        if not ran:  # nobody could move: the scheduler reports the deadlock (or the end)
+            return self._advance()
+        return Stop("step", self.current)
+
+    def run_others(self, process: int | None = None, max_steps: int | None = None) -> Stop:
+        """Run the other processes until ``process`` (default: ``focus``), which waits at a
+        rendezvous, is released: the members it waits for first, one at a time."""
+        p = self._check_process(self.focus if process is None else process)
+        self._clear_interrupt()
+        self.cursor = len(self.history)
+        if self._live_status()[p][0] != "waiting":
+            return Stop("step", self.current_of(p),
+                        detail=f"{process_name(p, self.grid)} does not wait at a rendezvous")
+        budget = self.run_budget if max_steps is None else max_steps
+        for _ in range(budget):
+            if self._interrupt.is_set():
+                self._clear_interrupt()
+                return Stop("interrupted", self.current)
+            status = self._live_status()
+            if status[p][0] != "waiting":
+                self._mark()
+                return Stop("step", self.current_of(p), detail=f"{process_name(p, self.grid)} can go on: "
+                            "the others arrived")
+            ps = self.process_states()[p]
+            others = [q for q in range(self.n_processes) if q != p and status[q][0] == "ready"]
+            first = [q for q in ps.waits_for if q in others]
+            if not others:  # nobody can move: the scheduler reports the deadlock
+                stop = self._advance()
+            else:
+                stop = self._advance_process((first or others)[0])
+            if stop.reason not in ("step", "waiting", "finished"):
+                self._mark()
+                return stop
+        self._mark()
+        return Stop("budget", self.current)
 
     def step_over(self) -> Stop:
         """Forward to the next op instance at the current depth or shallower."""
@@ -410,6 +658,9 @@ class Session:
         return self.run_to(line=line)
 
     def _depth(self) -> int:
+        if self.n_processes > 1 and self.focus is not None:  # the focused process's depth
+            ev = self._last_of(self._check_process(self.focus))
+            return ev.frame.depth if ev is not None else 0
         return self.history[self.cursor - 1].frame.depth if self.cursor else 0
 
     def _clear_interrupt(self) -> None:
@@ -420,20 +671,24 @@ class Session:
     def _run_until(self, done: Any, max_steps: int | None = None) -> Stop:
         self._clear_interrupt()
         budget = self.run_budget if max_steps is None else max_steps
-        for _ in range(budget):
-            if self._interrupt.is_set():
-                self._clear_interrupt()
-                return Stop("interrupted", self.current)
-            stop = self._advance()
-            if stop.reason != "step":
-                return stop
-            ev = self.history[self.cursor - 1]
-            if done(ev):
-                return stop
-            for bp in self.breakpoints:
-                if bp.matches(ev):
-                    return Stop("breakpoint", stop.event, bp)
-        return Stop("budget", self.current)
+        focus = self.focus if self.n_processes > 1 else None
+        try:
+            for _ in range(budget):
+                if self._interrupt.is_set():
+                    self._clear_interrupt()
+                    return Stop("interrupted", self.current)
+                stop = self._advance() if focus is None else self._advance_process(self._check_process(focus))
+                if stop.reason != "step":
+                    return stop
+                ev = self.history[self.cursor - 1]
+                if done(ev):
+                    return stop
+                for bp in self.breakpoints:
+                    if bp.matches(ev):
+                        return Stop("breakpoint", stop.event, bp)
+            return Stop("budget", self.current)
+        finally:
+            self._mark()
 
     def _advance(self) -> Stop:
         if self.cursor < len(self.history):
@@ -461,6 +716,10 @@ class Session:
         except RecursionError:
             self.error = ExecutionError("recursion too deep while running the program")
             return Stop("error", self.current, error=self.error)
+        if isinstance(ev, Idle):  # the focused process cannot run (see _advance_process)
+            if ev.state == "arrived":
+                return Stop("arrived", self.current)
+            return self._idle_stop(ev.process, ev.state)
         stop_bp = None
         for bp in self.breakpoints:  # check on the real values, before any are dropped
             if bp.kind == "nonfinite" and bp.matches(ev):
@@ -473,6 +732,9 @@ class Session:
 
     # --- history and memory -------------------------------------------------
     def _record(self, ev: OpRun) -> None:
+        self._by_process.setdefault(ev.frame.process, []).append(len(self.history))
+        if self.n_processes > 1:  # who waits where when this event ran (process_states)
+            self._log_status(len(self.history))
         self.history.append(ev)
         self._by_id[ev.id] = ev
         for i, d in enumerate(ev.source_defs):  # a collective reads other processes' values too

@@ -13,6 +13,11 @@ once (the op's ``compute``, vectorized over the gathered operands) and resumes t
 ``send``/``recv`` meet by channel id: the n-th send on a channel pairs with the n-th
 recv on it (FIFO), whichever process runs them.
 
+Front ends choose who runs (``SchedulePolicy``): by default round-robin; with
+``policy.focus = p`` only process ``p`` runs, and when it cannot (it waits at a rendezvous
+or has finished while others still run) the scheduler yields an ``Idle`` instead of
+running another process, so a stepper never silently runs the others.
+
 No process can move but some wait: the run ends with an ``ExecutionError`` naming every
 waiting process, its op (with source location) and the group it waits for, never a hang.
 Two processes each waiting for the other at different collectives (a mismatched group
@@ -94,6 +99,24 @@ class Rendezvous:
 
 
 @dataclass
+class SchedulePolicy:
+    """Who the scheduler runs next, set by a front end between events: ``focus`` None is
+    round-robin; a process id runs only that process (``Idle`` when it cannot run)."""
+
+    focus: int | None = None
+
+
+@dataclass(frozen=True)
+class Idle:
+    """Yielded instead of an event when the focused process cannot run: it waits at a
+    rendezvous (``state`` "waiting") or has finished while others still run; and after it
+    arrives at a rendezvous (``state`` "arrived": it may have completed the group)."""
+
+    process: int
+    state: str
+
+
+@dataclass
 class Arrival:
     """What a rendezvous returns to each member: its result and every member's request
     (group order; for send/recv: [send, recv])."""
@@ -109,7 +132,8 @@ class Scheduler:
     process) and returns the processes' results in process order.
     """
 
-    def __init__(self, gens: list[Generator[Any, Any, Any]], grid: Grid):
+    def __init__(self, gens: list[Generator[Any, Any, Any]], grid: Grid,
+                 policy: SchedulePolicy | None = None):
         if len(gens) != grid[0] * grid[1]:
             raise ExecutionError(f"{len(gens)} programs for a {grid[0]}x{grid[1]} process grid")
         self.gens = gens
@@ -121,9 +145,12 @@ class Scheduler:
         self.channels: dict[int, tuple[deque[Rendezvous], deque[Rendezvous]]] = {}
         self.done: dict[int, Any] = {}
         self.current: int | None = None  # the process last resumed (for front ends)
+        self.policy = policy or SchedulePolicy()
 
     def status(self) -> list[tuple[str, Rendezvous | None]]:
-        """Per process, for front ends: ``("ready" | "waiting" | "finished", its rendezvous)``."""
+        """Per process, for front ends: ``("ready" | "waiting" | "finished", its rendezvous)``;
+        a ready process released from a rendezvous (its collective's result not taken yet)
+        comes with that rendezvous."""
         out: list[tuple[str, Rendezvous | None]] = []
         for p in range(len(self.gens)):
             if p in self.done:
@@ -131,14 +158,24 @@ class Scheduler:
             elif p in self.parked:
                 out.append(("waiting", self.parked[p]))
             else:
-                out.append(("ready", None))
+                arrival = self.send_value.get(p)
+                own = [m for m in arrival.members if m.process == p] if isinstance(arrival, Arrival) else []
+                out.append(("ready", own[0] if own else None))
         return out
 
     def run(self) -> Generator[Any, None, list[Any]]:
         while len(self.done) < len(self.gens):
             if not self.ready:
                 raise self._deadlock()
-            p = self.ready.popleft()
+            focus = self.policy.focus
+            if focus is None:
+                p = self.ready.popleft()
+            elif focus in self.ready:
+                self.ready.remove(focus)
+                p = focus
+            else:  # the focused process cannot run: say so, do not run another one
+                yield Idle(focus, "finished" if focus in self.done else "waiting")
+                continue
             self.current = p
             try:
                 item = self.gens[p].send(self.send_value.pop(p, None))
@@ -151,6 +188,8 @@ class Scheduler:
                     raise ExecutionError(f"internal error: process {p} yielded a rendezvous of "
                                          f"process {item.process}", item.op.loc)
                 self._arrive(item)
+                if self.policy.focus is not None:  # a front end steps it: it has arrived
+                    yield Idle(p, "arrived")
             else:
                 self.ready.append(p)
                 yield item
@@ -266,9 +305,11 @@ def group_of(process: int, groups: list[tuple[int, ...]]) -> tuple[int, ...] | N
     return None
 
 
-def run_grid(interp: Any, func: Any, args: list[list[Any]], grid: Grid) -> Generator[Any, None, list[Any]]:
+def run_grid(interp: Any, func: Any, args: list[list[Any]], grid: Grid,
+             policy: SchedulePolicy | None = None) -> Generator[Any, None, list[Any]]:
     """Run ``func`` as every process of ``grid`` (process ``p`` on ``args[p]``) on one
-    interpreter: yields every process's events, returns each process's results."""
+    interpreter: yields every process's events, returns each process's results. A
+    ``policy`` lets a front end choose who runs (it may then yield ``Idle``)."""
     from hlolab.interp.engine import check_args
 
     n = grid[0] * grid[1]
@@ -282,7 +323,7 @@ def run_grid(interp: Any, func: Any, args: list[list[Any]], grid: Grid) -> Gener
     interp.process_return_defs = [interp.return_defs] + [[] for _ in range(n - 1)]
     gens = [interp.process_steps(func, args[p], p, grid, interp.process_return_defs[p])
             for p in range(n)]
-    scheduler = Scheduler(gens, grid)
+    scheduler = Scheduler(gens, grid, policy)
     interp.scheduler = scheduler  # front ends read who waits where (Scheduler.status)
     return (yield from scheduler.run())
 
@@ -307,7 +348,8 @@ def grid_args(func: Any, given: list[Any], grid: Grid, seed: int | None,
     """Each process's entry arguments. A given argument of the entry's type goes to every
     process; one with an extra leading dim of size ``num_replicas * num_partitions`` is
     split across them (process ``p`` gets ``arg[p]``). Arguments not given are random,
-    process ``p`` drawing from ``seed + p``."""
+    process ``p`` drawing from ``seed + p``; a global-view sharded program (``global_view``)
+    gets the same random arguments (from ``seed``) on every process."""
     import numpy as np
 
     from hlolab.interp.inputs import random_args
@@ -337,5 +379,39 @@ def grid_args(func: Any, given: list[Any], grid: Grid, seed: int | None,
                 f"argument #{i} of @{func.name} must be {t} (the same for every process) or have a "
                 f"leading process dim of {n} ({list((n,) + shape)}: one per process of the "
                 f"{grid[0]}x{grid[1]} grid), got shape {list(x.shape)}")
+    if global_view(func):  # one global program: every process gets the same (random) arguments
+        shared = random_args(func, per[0], seed, ELEMENT_BUDGET if budget is None else budget)
+        return [list(shared) for _ in range(n)]
     return [random_args(func, per[p], None if seed is None else seed + p,
                         ELEMENT_BUDGET if budget is None else budget) for p in range(n)]
+
+
+def same_results(per_process: list[list[Any]]) -> bool:
+    """Whether every process returned the same values (bit for bit, NaNs alike)."""
+    import numpy as np
+
+    first = per_process[0]
+    for outs in per_process[1:]:
+        for a, b in zip(first, outs, strict=True):
+            if not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray):
+                if a is not b and a != b:
+                    return False
+            elif a.dtype != b.dtype or a.shape != b.shape or a.tobytes() != b.tobytes():
+                return False
+    return True
+
+
+def global_view(func: Any) -> bool:
+    """Whether ``func`` is a global-view sharded program (what ``jax.jit`` prints for a mesh:
+    ``sdy.sharding`` / ``mhlo.sharding`` on its arguments or results, or an
+    ``sdy.manual_computation`` / ``@SPMDFullToShardShape`` in it), whose arguments are the
+    same global values on every process."""
+    keys = ("sdy.sharding", "mhlo.sharding")
+    if any(k in d for d in list(func.arg_attrs) + list(func.result_attrs) for k in keys):
+        return True
+    for op in func.walk():
+        if op.name == "sdy.manual_computation" or (
+                op.name == "stablehlo.custom_call"
+                and getattr(op.attributes.get("call_target_name"), "value", "") == "SPMDFullToShardShape"):
+            return True
+    return False

@@ -850,7 +850,7 @@ async def test_tab_order_has_no_invisible_stops_and_focus_is_marked():
         chain = screen.focus_chain
         kinds = [type(w).__name__ for w in chain]
         # dot_general: source, tabs, then its two operand grids and its result grid
-        assert kinds == ["SourceView", "ContentTabs", "TensorGrid", "TensorGrid", "TensorGrid"]
+        assert kinds == ["ProcessSourceView", "ContentTabs", "TensorGrid", "TensorGrid", "TensorGrid"]
         assert screen.focused is chain[0]
         await pilot.press("tab", "tab", "tab", "tab")
         out = screen.query_one("#stepper-outputs", ValueList).grids()[0][1]
@@ -923,14 +923,16 @@ async def test_a_grid_program_names_the_process_of_each_step_and_where_every_pro
     app = StepperApp(GRID_ALL_REDUCE)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("n")  # process 0's multiply
+        await pilot.press("n")  # lockstep (the default on a grid): both processes' multiply
         screen = await settle(pilot)
-        assert screen.session.current.frame.process == 0
+        assert [(ev.op.name, ev.frame.process) for ev in screen.session.history] == \
+            [("stablehlo.multiply", 0), ("stablehlo.multiply", 1)]
         header = text_of(screen, "#stepper-op")
-        assert "process 0 (replica 0, partition 0)" in header
-        assert "0: after multiply line 3" in header and "1: not started" in header
-        await pilot.press("n", "n")  # process 1's multiply, then the all_reduce of the group
+        assert "process 0 (replica 0, partition 0)" in header and "multiply  line 3" in header
+        panel = text_of(screen, "#stepper-processes")
+        assert "%h = multiply line 3" in panel and "process 1" in panel
+        await pilot.press("n")  # the all_reduce of the group, each process's
         screen = await settle(pilot)
         header = text_of(screen, "#stepper-op")
         assert screen.session.current.op.name == "stablehlo.all_reduce"
-        assert "all_reduce line 4" in header
+        assert "all_reduce  line 4" in header

@@ -17,6 +17,14 @@ Breakpoints: ``t`` toggles one on the cursor's line (shown in the gutter); ``B``
 opens a dialog for every kind the session has (op name, SSA name, line, the first
 NaN/Inf). Text typed into the open/paste dialog is autosaved as a draft
 (``hlolab.tui.drafts``) until it loads, so quitting never loses it.
+
+A program on a process grid (``mhlo.num_replicas`` x ``mhlo.num_partitions``) shows a
+panel with every process (``ProcessPanel``: its current op, ready / waits at which
+collective for whom / finished) and marks each process's current line in the source. One
+process is in focus (``p``/``P``): the op header and the value tabs show its op instance
+and values (``%x@(0,1)``). ``m`` switches the stepping mode: lockstep (a step runs every
+ready process's next op) or one process (a step runs the focused process's next op; when
+it waits at a collective the screen says for whom, ``w`` runs the others to it).
 """
 
 from __future__ import annotations
@@ -52,8 +60,9 @@ from textual.widgets import (
 )
 
 from hlolab.errors import HloLabError
-from hlolab.interp.engine import ARGS_NODE, RETURN_OPS, Def
+from hlolab.interp.engine import ARGS_NODE, RETURN_OPS, Def, OpRun, args_node
 from hlolab.interp.inputs import LITERAL_HINT, input_value
+from hlolab.interp.processes import process_name
 from hlolab.session import Breakpoint, Session, Stop
 from hlolab.trace.program import Trace
 from hlolab.trace.roles import ROLE_ORDER
@@ -62,6 +71,7 @@ from hlolab.tui.widgets.explain import legend_entries, legend_renderable
 from hlolab.tui.widgets.fields import Editor, Field
 from hlolab.tui.widgets.footer import FittingFooter
 from hlolab.tui.widgets.grid import TensorGrid
+from hlolab.tui.widgets.processes import ProcessPanel, ProcessSourceView
 from hlolab.tui.widgets.source import SourceView
 from hlolab.tui.widgets.values import ValueEntry, ValueList
 
@@ -480,6 +490,10 @@ class StepperScreen(Screen):
         Binding("e", "trace", "trace", id="stepper.trace"),
         Binding("r", "restart", "restart", show=False, id="stepper.restart"),
         Binding("i", "inputs", "inputs", show=False, id="stepper.inputs"),
+        Binding("p", "next_process(1)", "process", id="stepper.next_process"),
+        Binding("P", "next_process(-1)", "previous process", show=False, id="stepper.prev_process"),
+        Binding("m", "toggle_mode", "mode", id="stepper.mode"),
+        Binding("w", "run_others", "run others to it", show=False, id="stepper.run_others"),
         Binding("ctrl+o", "open", "open", id="stepper.open"),
         Binding("escape", "escape", "stop/clear", show=False, id="stepper.escape"),
         Binding("1", "show_tab('tab-op')", "op tab", show=False, id="stepper.tab_op"),
@@ -504,11 +518,15 @@ class StepperScreen(Screen):
         self.busy: str | None = None  # the label of the command running in the worker
         self._draft = ""  # text in the paste dialog that did not load (also saved on disk)
         self._queue: deque[tuple[str, Callable[[Session], Stop], Then]] = deque()  # keys typed while busy
+        # a process grid: the process whose op and values are shown (p/P), and whether a step
+        # runs only it (one process) or every ready process (lockstep, m switches)
+        self.selected = 0
+        self.one_process = False
 
     # --- layout ----------------------------------------------------------------
     def compose(self) -> ComposeResult:
         with Horizontal(id="stepper-body"):
-            yield SourceView(id="stepper-source")
+            yield ProcessSourceView(id="stepper-source")
             with Vertical(id="stepper-side"):
                 yield Static(id="stepper-op", markup=False)
                 yield Static(id="stepper-message", markup=False)
@@ -529,6 +547,7 @@ class StepperScreen(Screen):
                         with VerticalScroll(id="stepper-results-scroll", can_focus=False):
                             yield Static("", id="stepper-results-note", markup=False)
                             yield ValueList(id="stepper-results")
+        yield ProcessPanel(id="stepper-processes")
         with Horizontal(id="stepper-status"):
             yield LoadingIndicator(id="stepper-busy")
             yield Static(id="stepper-status-text", markup=False)
@@ -560,6 +579,8 @@ class StepperScreen(Screen):
             ops = [op for op in s.module.walk() if op.loc is not None and op.name not in RETURN_OPS]
             source.set_op_spans([(op.loc.line, op.end_line or op.loc.line) for op in ops])
             self.session = s
+            self.selected, self.one_process = 0, False
+            s.lockstep, s.focus, s.process = True, None, 0  # a grid steps in lockstep first
             self._bind(self.seed, self.arg_texts, inputs)
         except HloLabError as e:
             self.load_error = e
@@ -569,6 +590,7 @@ class StepperScreen(Screen):
                               error=True)
         else:
             self.show_message("")
+        self.refresh_bindings()  # the process keys show for a grid program only
         await self.refresh_state()
 
     def _bind(self, seed: int, texts: list[str] | None = None, given: list[np.ndarray] | None = None) -> None:
@@ -619,10 +641,11 @@ class StepperScreen(Screen):
 
     async def refresh_state(self) -> None:
         """Redraw everything from the session: marks, op header, value grids, status."""
-        source = self.query_one(SourceView)
+        source = self.query_one(ProcessSourceView)
         s = self.session
-        ev = s.current if s is not None else None
+        ev = self.shown_event()
         source.current_line = ev.op.loc.line if ev is not None and ev.op.loc is not None else None
+        self._show_processes()
         if s is not None:
             source.set_breakpoints({int(b.value) for b in s.breakpoints if b.kind == "line"})
             err = s.error if s.finished else None
@@ -633,42 +656,87 @@ class StepperScreen(Screen):
         await self._show_values()
         self._show_status()
 
+    # --- a process grid ------------------------------------------------------------------
+    @property
+    def on_grid(self) -> bool:
+        return self.session is not None and self.session.n_processes > 1
+
+    def shown_event(self) -> OpRun | None:
+        """The op instance the screen shows: the focused process's current one on a grid."""
+        s = self.session
+        if s is None:
+            return None
+        return s.current_of(self.selected) if self.on_grid else s.current
+
+    def mode_text(self) -> str:
+        if not self.on_grid:
+            return ""
+        return f"one process: {self.selected}" if self.one_process else "lockstep"
+
+    def _show_processes(self) -> None:
+        s = self.session
+        panel = self.query_one(ProcessPanel)
+        source = self.query_one(ProcessSourceView)
+        if s is None or not self.on_grid:
+            panel.show_states([], 0, "")
+            source.set_process_marks({})
+            return
+        states = s.process_states()
+        panel.show_states(states, self.selected, self.mode_text())
+        marks: dict[int, list[int]] = {}
+        for ps in states:
+            ev = ps.rendezvous.op if ps.rendezvous is not None else \
+                ps.event.op if ps.event is not None else None
+            if ev is not None and ev.loc is not None:
+                marks.setdefault(ev.loc.line, []).append(ps.process)
+        source.set_process_marks(marks)
+
+    def _apply_mode(self) -> None:
+        s = self.session
+        if s is None:
+            return
+        s.lockstep = True
+        s.focus = self.selected if self.one_process and self.on_grid else None
+        s.process = self.selected if self.on_grid else 0
+
     def _op_header(self) -> str:
         s = self.session
         if s is None:
             return "no program loaded"
-        ev = s.current
+        ev = self.shown_event()
+        if ev is None and self.on_grid:
+            return (f"@{s.func.name}: {process_name(self.selected, s.grid)} has not run an op yet · "
+                    "n steps, c runs")
         if ev is None:
             return f"@{s.func.name}: before the first op · n steps, c runs"
         names = ", ".join(v.name for v in ev.op.results)
         line = f"  line {ev.op.loc.line}" if ev.op.loc else ""
         head = f"#{ev.id}  {names + ' = ' if names else ''}{ev.op.name}{line}"
         # outermost first: "@main: %i, %y = stablehlo.while line 4, region 1, iteration 2 › @main"
-        where = [entry.describe() for entry in s.call_stack()] + [f"@{ev.frame.func}"]
-        text = head + "\n" + " › ".join(where)
-        grid = getattr(s, "grid", (1, 1))
-        if grid[0] * grid[1] > 1:  # a process grid: whose op this is, and where every process is
-            from hlolab.interp.processes import process_name
+        where = [entry.describe() for entry in s.call_stack(ev)] + [f"@{ev.frame.func}"]
+        if self.on_grid:  # whose op this is (the panel below says where every process is)
+            head += f"  · {process_name(ev.frame.process, s.grid)}"
+        return head + "\n" + " › ".join(where)
 
-            text = head + f"  · {process_name(ev.frame.process, grid)}\n" + " › ".join(where)
-            status = _process_status(s)
-            if status:
-                text += "\n" + status
-        return text
+    def _at(self) -> str:
+        """``@(0, 1)``: the shown process, after value names on a grid (the spec's notation)."""
+        s = self.session
+        return f"@{divmod(self.selected, s.grid[1])}" if s is not None and self.on_grid else ""
 
     async def _show_values(self) -> None:
         s = self.session
-        ev = s.current if s is not None else None
+        ev = self.shown_event()
+        at = self._at()
         ins: list[ValueEntry] = []
         outs: list[ValueEntry] = []
         if ev is not None:
             for i, x in enumerate(ev.inputs):
                 v = ev.op.operands[i] if i < len(ev.op.operands) else None
-                title = f"{v.name} : {v.type}" if v is not None else f"captured value #{i}"
+                title = f"{v.name}{at} : {v.type}" if v is not None else f"captured value #{i}"
                 ins.append(ValueEntry(("in", i), title, x))
             for k, x in enumerate(ev.outputs):
                 r = ev.op.results[k] if k < len(ev.op.results) else None
-                outs.append(ValueEntry(("out", k), f"{r.name} : {r.type}" if r else f"#{k}", x))
+                outs.append(ValueEntry(("out", k), f"{r.name}{at} : {r.type}" if r else f"#{k}", x))
         self.query_one("#stepper-inputs-heading", Static).update(
             f"inputs ({len(ins)})" if ins else "inputs: none" if ev is not None else
             "before the first op · n steps · the entry arguments are on tab 2")
@@ -680,18 +748,21 @@ class StepperScreen(Screen):
         # entry arguments, highlighted by the trace
         args: list[ValueEntry] = []
         if s is not None and s.args is not None:
-            args = [ValueEntry(("arg", i), f"{a.name} : {a.type}", x)
-                    for i, (a, x) in enumerate(zip(s.func.args, s.args))]
+            values = s.process_args[self.selected] if self.on_grid and s.process_args else s.args
+            args = [ValueEntry(("arg", i), f"{a.name}{at} : {a.type}", x)
+                    for i, (a, x) in enumerate(zip(s.func.args, values))]
         await self.query_one("#stepper-args", ValueList).set_entries(args)
         self._show_trace()
         # results
         results: list[ValueEntry] = []
         note = "not returned yet · c runs to the end"
         if s is not None and s.results is not None:
-            note = f"@{s.func.name} returned {len(s.results)} value{'s' if len(s.results) != 1 else ''}" \
-                   " · enter/e on an element traces it"
-            results = [ValueEntry(("result", k), f"result #{k} : {t}", x)
-                       for k, (x, t) in enumerate(zip(s.results, s.func.result_types))]
+            values = s.process_results[self.selected] if self.on_grid and s.process_results else s.results
+            whose = f" on {process_name(self.selected, s.grid)}" if self.on_grid else ""
+            note = f"@{s.func.name} returned {len(values)} value{'s' if len(values) != 1 else ''}" \
+                   f"{whose} · enter/e on an element traces it"
+            results = [ValueEntry(("result", k), f"result #{k}{at} : {t}", x)
+                       for k, (x, t) in enumerate(zip(values, s.func.result_types))]
         elif s is not None and s.error is not None:
             note = "the program failed: " + s.error.short()
         self.query_one("#stepper-results-note", Static).update(note)
@@ -741,6 +812,8 @@ class StepperScreen(Screen):
         parts = [Path(self.filename).name if self.path else self.filename]  # the whole path: the title
         if s is not None:
             parts.append(f"@{s.func.name}")
+            if self.on_grid:  # before the rest: at 80 columns the line's end is cut
+                parts.append(f"{self.mode_text()} (m)")
             parts.append(self.describe_inputs())
             parts.append(f"op {s.cursor}/{len(s.history)}" + (" (end)" if s.finished else ""))
             if s.breakpoints:
@@ -792,6 +865,10 @@ class StepperScreen(Screen):
                             timeout=10)
         elif stop is not None:
             self.last_stop = stop
+            if self.on_grid and not self.one_process and stop.reason == "breakpoint" \
+                    and stop.event is not None:  # show the process that hit it
+                self.selected = stop.event.frame.process
+                self._apply_mode()
             self._report_stop(stop)
         if error is not None or stop is None or stop.reason not in ("step", "start"):
             self._queue.clear()  # an error, a breakpoint or the end: do not run past it
@@ -834,8 +911,13 @@ class StepperScreen(Screen):
             self.show_message("interrupted · c goes on")
         elif stop.reason == "start":
             self.show_message("at the start")
+        elif stop.reason == "waiting":
+            self.show_message(f"{stop.detail} · w: run the others to it · p/P: another process · "
+                              "m: lockstep")
+        elif stop.reason == "finished":
+            self.show_message(f"{stop.detail} · p/P: another process · m: lockstep")
         else:
-            self.show_message("")
+            self.show_message(stop.detail)
 
     # --- actions ----------------------------------------------------------------------------
     @_guarded
@@ -942,6 +1024,53 @@ class StepperScreen(Screen):
         self._apply_highlights()
         self._show_trace()
 
+    # --- a process grid ---------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The process keys only on a grid (hidden from the footer otherwise)."""
+        if action in ("next_process", "toggle_mode", "run_others"):
+            return self.on_grid
+        return True
+
+    @_guarded
+    async def action_next_process(self, delta: int) -> None:
+        """Focus the next (previous) process: its op and values are shown, and in one-process
+        mode the step keys run it."""
+        s = self.session
+        if s is None or not self.on_grid:
+            return
+        if self.busy is not None:
+            self.notify("busy: esc interrupts", severity="warning")
+            return
+        self.selected = (self.selected + delta) % s.n_processes
+        self._apply_mode()
+        self.clear_trace()
+        ps = s.process_states()[self.selected]
+        self.show_message(f"showing {ps.name}: {ps.describe()}")
+        await self.refresh_state()
+
+    @_guarded
+    async def action_toggle_mode(self) -> None:
+        """Lockstep (every ready process steps) <-> one process (only the focused one)."""
+        if self.session is None or not self.on_grid:
+            return
+        if self.busy is not None:
+            self.notify("busy: esc interrupts", severity="warning")
+            return
+        self.one_process = not self.one_process
+        self._apply_mode()
+        self.show_message(f"stepping one process: n/o/f/c run only process {self.selected} (p/P picks it)"
+                          if self.one_process else
+                          "stepping in lockstep: n runs the next op of every process that is ready")
+        await self.refresh_state()
+
+    @_guarded
+    def action_run_others(self) -> None:
+        """Run the other processes until the focused one's rendezvous completes."""
+        if self.session is None or not self.on_grid:
+            return
+        p = self.selected
+        self._command(f"running the others to process {p}'s rendezvous", lambda s: s.run_others(p))
+
     # --- tracing ------------------------------------------------------------------------------
     @_guarded
     def action_trace(self) -> None:
@@ -982,15 +1111,17 @@ class StepperScreen(Screen):
         if s is None or not isinstance(key, tuple):
             return None
         kind, k = key
-        ev = s.current
+        ev = self.shown_event()
         if kind == "out" and ev is not None:
             return (ev.id, k)
         if kind == "in" and ev is not None and k < len(ev.operand_defs):
             return ev.operand_defs[k]
         if kind == "arg":
-            return (ARGS_NODE, k)
+            return (args_node(self.selected), k) if self.on_grid else (ARGS_NODE, k)
         if kind == "result":
             defs = s.result_defs()
+            if self.on_grid and s.results is not None:
+                defs = list(s.interp.process_return_defs[self.selected])
             return defs[k] if k < len(defs) else None
         return None
 
@@ -1094,6 +1225,9 @@ class StepperScreen(Screen):
 
         def focus_result(stop: Stop) -> None:
             ev = self.session.current if self.session is not None else None
+            if ev is not None and self.on_grid and not self.one_process:
+                self.selected = ev.frame.process  # show the process that got there
+                self._apply_mode()
             if ev is None or ev.op.loc is None or ev.op.loc.line != line:
                 return  # stopped elsewhere (a breakpoint, an error): the message says why
             self.show_tab("tab-op")
@@ -1151,28 +1285,3 @@ def _ranges(lines: list[int]) -> str:
             out.append(str(n))
     return ", ".join(out) or "none"
 
-
-def _process_status(session: Any) -> str:
-    """One line: each process of the grid ready, waiting (at which op, for whom) or finished."""
-    scheduler = getattr(getattr(session, "interp", None), "scheduler", None)
-    if scheduler is None:
-        return ""
-    def at(op: Any) -> str:
-        line = f" line {op.loc.line}" if getattr(op, "loc", None) else ""
-        return f"{op.name.removeprefix('stablehlo.')}{line}"
-
-    last: dict[int, Any] = {}  # each process's latest op so far (up to the current step)
-    current = session.current
-    for ev in session.history:
-        last[ev.frame.process] = ev.op
-        if ev is current:
-            break
-    parts = []
-    for p, (state, rv) in enumerate(scheduler.status()):
-        if state == "waiting" and rv is not None:
-            parts.append(f"{p}: waits at {at(rv.op)}")
-        elif state == "finished":
-            parts.append(f"{p}: finished")
-        else:
-            parts.append(f"{p}: after {at(last[p])}" if p in last else f"{p}: not started")
-    return "processes  " + " · ".join(parts)
