@@ -828,12 +828,15 @@ def _explain_collective(ctx: Any, inputs: list[Any], outputs: list[Any], result:
                                   process=divmod(ctx.frame.process, grid[1]), group=group))]
     children = []
     values = [x for m in members for x in m.operands]
+    # the value names as the member's program spells them (send's operand for a recv)
+    names = [_operand_name(m.op, i) for m in members for i in range(len(m.operands))]
     for s in prov.sources(result, idx):
         i = prov.operand_numbers[s.operand]
         children.append(Step(f"operand{i}@{divmod(s.process, grid[1])}",
                              Msg(f"collective.role.{s.role}"), values[s.operand][s.index],
-                             substituted=Msg("collective.source", operand=i,
-                                             process=divmod(s.process, grid[1]), index=s.index)))
+                             substituted=Msg("collective.source", operand=names[s.operand],
+                                             process=divmod(s.process, grid[1]),
+                                             index="[" + ", ".join(str(int(v)) for v in s.index) + "]")))
     steps.append(Step(f"results[{result}]@{divmod(ctx.frame.process, grid[1])}",
                       Msg(f"collective.{key}.formula"), value, children=children))
     notes = [Msg("collective.note.order")] if key in ("all_reduce", "reduce_scatter", "collective_reduce") \
@@ -841,6 +844,13 @@ def _explain_collective(ctx: Any, inputs: list[Any], outputs: list[Any], result:
     if not children:
         notes.append(Msg("collective.note.zero"))
     return Explanation(ctx.op.name, idx, steps, value, notes, result)
+
+
+def _operand_name(op: Any, i: int) -> str:
+    """``%x``: operand ``i`` of ``op`` as its program names it (``operand #i`` when unnamed)."""
+    ops = getattr(op, "operands", [])
+    name = getattr(ops[i], "name", None) if i < len(ops) else None
+    return name or f"operand #{i}"
 
 
 def _infer_same(a: Attrs, types: list[Type]) -> list[Inferred]:

@@ -221,6 +221,9 @@ class OpParts:
     # more ``@main`` arguments, after the operands, that the op's regions read directly
     # (an if/case branch or a while body may use values defined above the op)
     captures: list[Operand] = field(default_factory=list)
+    # a collective runs on a process grid (replicas, partitions): the text carries it as the
+    # module's mhlo.num_replicas / mhlo.num_partitions and every process gets its own inputs
+    grid: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -259,17 +262,31 @@ class OpSchema:
         return self.build(params).results
 
 
-PRESET_KEYS = ("inputs", "index")  # preset entries that are not parameters
+# preset entries that are not parameters; "process_inputs": {operand: [values of process 0, 1, ...]},
+# "process": the process whose ``index`` element is the interesting one (on a grid)
+PRESET_KEYS = ("inputs", "index", "process_inputs", "process")
 
 
 @dataclass
 class OpExample:
+    """One verified one-op program. ``inputs`` is what ``Session.bind`` takes: per operand its
+    values, or on a process grid (``grid`` of more than one process) per operand the values of
+    every process stacked on a leading dim (process ``p = replica * partitions + partition``),
+    which bind splits; ``process_inputs[p]`` are process ``p``'s operand values."""
+
     op: str
     preset: str
     params: dict[str, Any]
     text: str
     inputs: list[np.ndarray]
     index: tuple[int, ...] | None
+    grid: tuple[int, int] = (1, 1)
+    process_inputs: list[list[np.ndarray]] | None = None
+    process: int = 0  # on a grid: the process of the interesting element ``index``
+
+    @property
+    def n_processes(self) -> int:
+        return self.grid[0] * self.grid[1]
 
 
 # --- registration and lookup -----------------------------------------------------------
@@ -455,10 +472,15 @@ def module_text(op: str, parts: OpParts) -> str:
         attrs = " {\n" + ",\n".join(f"    {k} = {v}" for k, v in texts.items()) + "\n  }"
     operands = ", ".join(f"%{o.name}" for o in parts.operands)
     in_sig = ", ".join(str(o.type) for o in parts.operands)
-    return (f"func.func @main({args}) -> {rsig} {{\n"
+    func = (f"func.func @main({args}) -> {rsig} {{\n"
             f'  {head} = "{op}"({operands}){regions}{attrs} : ({in_sig}) -> {rsig}\n'
             f"  return {', '.join(names)} : {', '.join(res)}\n"
             "}\n")
+    if parts.grid is None:
+        return func
+    r, p = parts.grid
+    head = f"mhlo.num_replicas = {int(r)} : i32, mhlo.num_partitions = {int(p)} : i32"
+    return f"module attributes {{{head}}} {{\n" + _indent(func, 2) + "\n}\n"
 
 
 def _indent(text: str, n: int) -> str:
@@ -542,20 +564,59 @@ def make_example(name: str, preset: str = "default", params: dict[str, str | Any
     _verify(schema.op, text)
     given = {**schema.presets[preset].get("inputs", {}), **(inputs or {})}
     rng = np.random.default_rng(seed)
-    # iota fills start at 1, so a real 0 is never mistaken for zero padding, and continue
-    # counting from operand to operand, so a diagram tells them apart
-    inputs, offset = [], 1
-    for o in [*parts.operands, *parts.captures]:
-        inputs.append(_input(o, given.get(o.name), fill, rng, 1 if o.restart else offset))
-        offset += int(inputs[-1].size) if given.get(o.name) is None and o.value is None else 0
-        offset = 1 if o.restart else offset
+    if parts.grid is not None:
+        per_process = {**schema.presets[preset].get("process_inputs", {})}
+        for k in (inputs or {}):  # a value given now wins over the preset's per-process ones
+            per_process.pop(k, None)
+        process_inputs = _grid_inputs(parts, given, per_process, fill, rng)
+        inputs = [np.stack([pv[i] for pv in process_inputs]) for i in range(len(process_inputs[0]))] \
+            if process_inputs and process_inputs[0] else []
+    else:
+        process_inputs = None
+        # iota fills start at 1, so a real 0 is never mistaken for zero padding, and continue
+        # counting from operand to operand, so a diagram tells them apart
+        inputs, offset = [], 1
+        for o in [*parts.operands, *parts.captures]:
+            inputs.append(_input(o, given.get(o.name), fill, rng, 1 if o.restart else offset))
+            offset += int(inputs[-1].size) if given.get(o.name) is None and o.value is None else 0
+            offset = 1 if o.restart else offset
     index = schema.presets[preset].get("index", parts.index)
     if index is None and parts.results and parts.results[0].rank:
         shape = parts.results[0].static_shape()
         index = tuple(d // 2 for d in shape) if all(shape) else None
     elif index is None and parts.results:
         index = ()
-    return OpExample(schema.op, preset, values, text, inputs, None if index is None else tuple(index))
+    return OpExample(schema.op, preset, values, text, inputs, None if index is None else tuple(index),
+                     parts.grid or (1, 1), process_inputs, int(schema.presets[preset].get("process", 0)))
+
+
+def _grid_inputs(parts: OpParts, given: dict[str, Any], per_process: dict[str, Any], fill: str,
+                 rng: np.random.Generator) -> list[list[np.ndarray]]:
+    """Every process's operand values: ``per_process`` (operand -> one value per process), else a
+    ``given`` value (the same on every process, or stacked on a leading dim of one per process),
+    else the fill, counting on from process to process within an operand, so every process
+    sends different numbers and the exchange shows."""
+    assert parts.grid is not None
+    n = parts.grid[0] * parts.grid[1]
+    out: list[list[np.ndarray]] = [[] for _ in range(n)]
+    offset = 1
+    for o in [*parts.operands, *parts.captures]:
+        values = per_process.get(o.name)
+        if values is not None and len(values) != n:
+            raise ParamError(f"input %{o.name}: {len(values)} per-process values for {n} processes")
+        g = given.get(o.name)
+        if values is None and g is not None:
+            arr = np.asarray(g)
+            shape = tuple(o.type.static_shape())
+            values = list(arr) if arr.shape == (n, *shape) and arr.shape != shape else [g] * n
+        for p in range(n):
+            if values is not None:
+                out[p].append(_input(o, values[p], fill, rng))
+                continue
+            out[p].append(_input(o, None, fill, rng, 1 if o.restart else offset))
+            offset += int(out[p][-1].size) if o.value is None else 0
+        offset = 1 if o.restart else offset
+    return out
 
 
 def _verify(op_name: str, text: str) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hlolab.errors import HloLabError
+from hlolab.render.style import in_figure_language
 
 STATIC = ("png", "svg", "pdf")
 MOVING = ("gif", "mp4", "frames")
@@ -60,7 +61,11 @@ def op_target(name: str, preset: str = "default", params: dict[str, str] | None 
     stop = session.run()
     if stop.error is not None:
         raise stop.error
-    target = program_target(session, None, indices)
+    if ex.n_processes > 1:  # a collective: its instance on the preset's process
+        runs = [e for e in session.history if e.op.name == ex.op and e.frame.process == ex.process]
+        target = Target(session.event(runs[-1].id), [(0, tuple(i)) for i in indices] or None, "", "")
+    else:
+        target = program_target(session, None, indices)
     if not indices and ex.index is not None:
         target.elements, target.walk_all = [(0, ex.index)], True
     short = ex.op.removeprefix("stablehlo.")
@@ -75,6 +80,7 @@ def op_target(name: str, preset: str = "default", params: dict[str, str] | None 
     return target
 
 
+@in_figure_language
 def write(target: Target, fmt: str, out: str | Path | None = None, *, max_frames: int = 400,
           fps: float = 2.0, progress: bool = False) -> tuple[Path, int]:
     """Render ``target`` as ``fmt`` to ``out``; returns (path, frames written)."""
@@ -118,6 +124,7 @@ def _close(fig: Any) -> None:
     plt.close(fig)
 
 
+@in_figure_language
 def write_program(session: Any, trace: Any, fmt: str, out: str | Path | None, label: str) -> Path:
     """The program view (dependency graph, ``trace`` highlighted) of a run ``session``."""
     from hlolab.render.program import draw_program
@@ -146,9 +153,15 @@ GALLERY_EXTRA: tuple[tuple[str, dict[str, str], str], ...] = (
 )
 
 
+# collectives drawn as the spec draws them (render/collective.py: the processes side by side),
+# each on its spec example's process grid
+GALLERY_COLLECTIVES = ("all_to_all", "all_gather", "all_reduce", "reduce_scatter", "collective_permute")
+
+
 def gallery_ops() -> tuple[tuple[str, dict[str, str], str], ...]:
     """What the gallery draws: every op with a parameter schema and provenance whose declared
-    family moves or combines elements (grouped as the TUI groups them), then GALLERY_EXTRA."""
+    family moves or combines elements (grouped as the TUI groups them), the collectives of
+    GALLERY_COLLECTIVES, then GALLERY_EXTRA."""
     from hlolab.ops.examples import schema_ops
     from hlolab.ops.registry import FAMILY_GROUPS, GROUP_ORDER, all_ops
 
@@ -156,7 +169,7 @@ def gallery_ops() -> tuple[tuple[str, dict[str, str], str], ...]:
     names = [n for n in schema_ops() if defs[n].family in GALLERY_FAMILIES and defs[n].provenance is not None]
     names.sort(key=lambda n: (GROUP_ORDER.index(FAMILY_GROUPS[defs[n].family]), n))
     short = [n.removeprefix("stablehlo.") for n in names]
-    return tuple((n, {}, n) for n in short) + GALLERY_EXTRA
+    return tuple((n, {}, n) for n in short) + tuple((n, {}, n) for n in GALLERY_COLLECTIVES) + GALLERY_EXTRA
 
 
 GALLERY_FRAMES = 36

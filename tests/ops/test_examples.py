@@ -50,7 +50,11 @@ def test_schema_ops_cover_the_structured_and_elementwise_ops():
 def test_default_builds_verifies_and_runs(name):
     ex = make_example(name)
     assert ex.op == name and ex.preset == "default"
-    assert f'"{name}"' in ex.text and ex.text.startswith("func.func @main(")
+    assert f'"{name}"' in ex.text
+    # a collective's example carries its process grid as the module's attributes
+    grid = f"mhlo.num_replicas = {ex.grid[0]} : i32, mhlo.num_partitions = {ex.grid[1]} : i32"
+    head = "func.func @main(" if ex.grid == (1, 1) else f"module attributes {{{grid}}}"
+    assert ex.text.startswith(head)
     results = run(ex)
     check_types(ex, results)
     schema = schema_for(name)
@@ -419,12 +423,13 @@ NOT_EXPLORABLE = {
     "stablehlo.get_dimension_size": "reads only its operand's shape: one number, no element",
     "stablehlo.set_dimension_size": "not in the spec: refused with a clear error",
     "interpreter.print": "test harness", "interpreter.probe": "test harness",
-    # a process grid: the explorer's grid builder is issue 27's second part
-    **{f"stablehlo.{n}": "runs on a process grid" for n in (
-        "replica_id", "partition_id", "all_gather", "all_reduce", "reduce_scatter", "all_to_all",
-        "collective_permute", "collective_broadcast", "collective_reduce", "send", "recv")},
+    # a pair of ops on two processes (a send and its recv by channel): a program shows them
+    "stablehlo.send": "one half of a send/recv pair", "stablehlo.recv": "one half of a send/recv pair",
     "stablehlo.infeed": "reads the run's infeed", "stablehlo.outfeed": "writes the run's outfeed",
     "interpreter.run_parallel": "test harness (runs a process grid)",
+    # sharded programs (hlolab/ops/sharding.py): parts of a global program on a mesh and a grid
+    **{n: "part of a sharded program (a mesh and a process grid)" for n in (
+        "sdy.manual_computation", "sdy.manual_computation.shard", "sdy.sharding_constraint", "sdy.reshard")},
     **{f"check.{n}": "test harness" for n in ("expect_almost_eq", "expect_almost_eq_const", "expect_close",
                                               "expect_eq", "expect_eq_const", "expect_serialized_eq")},
 }

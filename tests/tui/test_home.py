@@ -37,7 +37,7 @@ def test_home_starts_on_gather_and_filter_narrows_the_list():
             assert sorted(home.shown_ops) == schema_ops()
             await pilot.press(*"scat")
             shown = home.shown_ops
-            assert shown == ["stablehlo.scatter", "stablehlo.select_and_scatter"]
+            assert shown == ["stablehlo.scatter", "stablehlo.select_and_scatter", "stablehlo.reduce_scatter"]
             assert home.highlighted_id == "op:stablehlo.scatter"
             await pilot.press("down")
             assert home.highlighted_id == "op:stablehlo.select_and_scatter"

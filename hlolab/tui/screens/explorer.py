@@ -14,6 +14,15 @@ as the diagrams draw it, so padding and dilation-hole cells a window covers
 are highlighted where they sit (roles ``pad_value`` / ``dilation_hole``);
 the padding-value operand, when there is one, is highlighted too.
 
+A collective runs on its schema's process grid (``mhlo.num_replicas`` /
+``mhlo.num_partitions`` of the example): the grids show one process's operands and
+results, ``<`` / ``>`` switch process without rebuilding (the run holds every process's
+instance), the grid labels and the title name the process (``%result@(1, 0)``,
+``process 1 (replica 1, partition 0)``), a result element highlights the sources on the
+shown process and its explanation names every source's process, an operand element says
+which processes its value goes to, and export draws the collective picture for the shown
+process and element.
+
 Invalid parameters show the violated constraint in red above the grids and
 keep the last good view; the fields of the parameters the message names get an
 error style until the parameters build again. The custom fill's values are parsed
@@ -27,7 +36,7 @@ from __future__ import annotations
 import inspect
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import wraps
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -71,6 +80,26 @@ class Built:
     view: Any  # hlolab.trace.view.OpCells
     generation: int = 0
     operands: list[tuple[str, Any]] | None = None  # (name, TensorType) of the @main arguments
+    process: int = 0  # the process whose instance ``event`` is (a grid of several processes)
+    runs: list[Any] | None = None  # the op's instance on every process, by process
+
+    @property
+    def grid(self) -> tuple[int, int]:
+        return self.example.grid
+
+    @property
+    def n_processes(self) -> int:
+        return self.grid[0] * self.grid[1]
+
+    def at(self, process: int) -> Built:
+        """The same run viewed on ``process`` (wraps around the grid)."""
+        from hlolab.trace.view import OpCells
+
+        if not self.runs:
+            return self
+        p = process % len(self.runs)
+        event = self.session.event(self.runs[p].id)
+        return replace(self, event=event, view=OpCells(event), process=p)
 
 
 @dataclass
@@ -89,8 +118,9 @@ def _elements(types: list[Any]) -> int:
     return total
 
 
-def build(request: Request) -> Built:
-    """Make, run and view the op of ``request`` (raises HloLabError with the user message)."""
+def build(request: Request, process: int = 0) -> Built:
+    """Make, run and view the op of ``request`` on ``process`` of its grid (raises
+    HloLabError with the user message)."""
     from hlolab.session import Session
     from hlolab.trace.view import OpCells
 
@@ -118,8 +148,47 @@ def build(request: Request) -> Built:
     runs = [e for e in session.history if e.op.name == ex.op]
     if not runs:
         raise HloLabError(f"the example program ran no {ex.op}")
+    if ex.n_processes > 1:  # one instance per process, in process order
+        by = {e.frame.process: e for e in runs}
+        per = [by[p] for p in range(ex.n_processes) if p in by]
+        if len(per) != ex.n_processes:
+            raise HloLabError(f"the example program ran {ex.op} on {len(per)} of {ex.n_processes} processes")
+        event = session.event(per[process % len(per)].id)
+        return Built(request, ex, session, event, OpCells(event), operands=operands,
+                     process=process % len(per), runs=per)
     event = session.event(runs[-1].id)
     return Built(request, ex, session, event, OpCells(event), operands=operands)
+
+
+def process_title(built: Built) -> str:
+    """``process 1 (replica 1, partition 0)`` on a grid of several processes, else ''."""
+    from hlolab.interp.processes import process_name
+
+    return process_name(built.process, built.grid) if built.n_processes > 1 else ""
+
+
+def _at_process(label: str, name: str, built: Built) -> str:
+    """``%result : tensor<..>`` -> ``%result@(1, 0) : tensor<..>`` on a grid (the spec's naming)."""
+    if built.n_processes <= 1 or not label.startswith(name):
+        return label
+    return f"{name}@{divmod(built.process, built.grid[1])}" + label[len(name):]
+
+
+def collective_cells(built: Built, r: int, index: tuple[int, ...]) -> dict[str, list[tuple[np.ndarray, str]]]:
+    """Result element ``index`` of a collective: its sources on the shown process, by
+    operand key (the sources on other processes are in the explanation)."""
+    prov = built.view.prov
+    out: dict[str, list[tuple[np.ndarray, str]]] = {}
+    for s in prov.sources(r, index):
+        if s.operand is None or s.process != built.process:
+            continue
+        key = f"operand{prov.operand_numbers[s.operand]}"
+        out.setdefault(key, []).append((np.asarray([s.index], dtype=np.int64).reshape(1, -1), s.role))
+    return out
+
+
+def is_grid_collective(built: Built) -> bool:
+    return hasattr(built.view.prov, "operand_processes")
 
 
 def _check_size(schema: OpSchema, request: Request) -> None:
@@ -221,6 +290,8 @@ class ExplorerScreen(Screen):
         Binding("p", "step(-1)", "Back", show=False, id="explorer.prev"),
         Binding("plus,equals_sign", "speed(1)", "Faster", show=False, id="explorer.faster"),
         Binding("minus", "speed(-1)", "Slower", show=False, id="explorer.slower"),
+        Binding("less_than_sign", "process(-1)", "Prev process", id="explorer.prev-process"),
+        Binding("greater_than_sign", "process(1)", "Next process", id="explorer.next-process"),
         Binding("x", "export", "Export", id="explorer.export"),
         Binding("e", "focus_params", "Params", id="explorer.params"),
         Binding("g", "focus_grid", "Grids", show=False, id="explorer.grids"),
@@ -246,6 +317,7 @@ class ExplorerScreen(Screen):
         self._timer: Timer | None = None
         self._speed = 1
         self._last_preset: str | None = None
+        self._process = 0
 
     # --- layout ------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -284,7 +356,7 @@ class ExplorerScreen(Screen):
     @work(thread=True, exclusive=True, group="build", exit_on_error=False)
     def _build_worker(self, request: Request, generation: int) -> Built | Failed:
         try:
-            built = build(request)
+            built = build(request, self._process)
             built.generation = generation
             return built
         except HloLabError as e:
@@ -309,6 +381,8 @@ class ExplorerScreen(Screen):
             self._show_error(outcome.message)
             self._status("")
         elif isinstance(outcome, Built):
+            self._process = outcome.process
+            self.refresh_bindings()  # the process keys show on a grid only
             await self._apply(outcome)
 
     @guarded
@@ -319,12 +393,13 @@ class ExplorerScreen(Screen):
         view = built.view
         keys = view.keys()
         first = self.built is None
+        if (first or built.request.preset != self._last_preset) and built.example.process != built.process:
+            built = built.at(built.example.process)  # the preset's interesting process
+            self._process = built.process
+            keys = built.view.keys()
         if list(self._grids) != keys:
             await self._mount_grids(keys)
-        for key in keys:
-            label, values, kinds = view.drawn(key)
-            self._grids[key].set_value(values, label, kinds=kinds, grid_axes=view.grid_axes(key),
-                                       reals=view.reals(key))
+        self._fill_grids(built)
         preset_changed = built.request.preset != self._last_preset
         self._last_preset = built.request.preset
         self.built = built
@@ -338,6 +413,48 @@ class ExplorerScreen(Screen):
             self._driver = results[0]
         if first and results:
             self._grids[results[0]].focus()
+        self._refresh_driver()
+        self._status("")
+
+    def _fill_grids(self, built: Built) -> None:
+        view = built.view
+        for key in view.keys():
+            label, values, kinds = view.drawn(key)
+            kind, n = split_key(key)
+            name = view.result_name(n) if kind == "result" else view.operand_name(n)
+            self._grids[key].set_value(values, _at_process(label, name, built), kinds=kinds,
+                                       grid_axes=view.grid_axes(key), reals=view.reals(key))
+        title = process_title(built)
+        short = self.op.removeprefix("stablehlo.")
+        self.sub_title = f"{short} · {title}" if title else short
+
+    # --- the process grid ------------------------------------------------------------------
+    @property
+    def process(self) -> int:
+        """The process whose instance the grids show (0 off a grid)."""
+        return self._process
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "process":  # only on a grid of several processes (hidden otherwise)
+            return self.built is not None and self.built.n_processes > 1
+        return True
+
+    @guarded
+    def action_process(self, step: int) -> None:
+        """Show the next / previous process of the grid (the same run, no rebuild)."""
+        built = self.built
+        if built is None or built.n_processes <= 1:
+            return
+        self.show_process(built.process + step)
+
+    def show_process(self, process: int) -> None:
+        built = self.built
+        if built is None or not built.runs:
+            return
+        built = built.at(process)
+        self._process = built.process
+        self.built = built
+        self._fill_grids(built)
         self._refresh_driver()
         self._status("")
 
@@ -407,8 +524,11 @@ class ExplorerScreen(Screen):
         assert built is not None
         view = built.view
         groups: dict[str, list[tuple[np.ndarray, str]]] = {}
-        for g in view.element_cells(r, index):
-            groups.setdefault(g.key, []).append((g.indices, g.role))
+        if is_grid_collective(built):
+            groups = collective_cells(built, r, index)
+        else:
+            for g in view.element_cells(r, index):
+                groups.setdefault(g.key, []).append((g.indices, g.role))
         roles = {role for gs in groups.values() for _, role in gs} | {"result"}
         for key, grid in self._grids.items():
             if key == f"result{r}":
@@ -463,20 +583,49 @@ class ExplorerScreen(Screen):
             index = fm.to_operand(position)
         prov = view.prov
         per_result: dict[str, list[tuple[np.ndarray, str]]] = {}
+        collective = is_grid_collective(built)
         if prov is not None:
             mask = np.zeros(x.shape, dtype=bool)
             mask[index] = True
-            for (r, role), m in prov.fwd(i, mask).items():
+            j = i
+            if collective:  # this process's operand i among every member's operands
+                j = next(k for k, (p, n) in enumerate(zip(prov.operand_processes, prov.operand_numbers,
+                                                          strict=True)) if p == built.process and n == i)
+            for (r, role), m in prov.fwd(j, mask).items():
                 per_result.setdefault(f"result{r}", []).append((np.argwhere(m), role))
         roles = set()
         for key, grid in self._grids.items():
             hl = _by_precedence(per_result.get(key, []))
             roles |= set(hl.values())
             grid.set_highlights(hl)
-        panel.show(self._targets_text(name, index, x, per_result, prov is None), roles)
+        if collective:  # this process's element; where else it goes follows
+            name += f"@{divmod(built.process, built.grid[1])}"
+        out = self._targets_text(name, index, x, per_result, prov is None,
+                                 " of this process" if collective else "")
+        if collective:
+            out.append(self._destinations_text(i, index))
+        panel.show(out, roles)
+
+    def _destinations_text(self, i: int, index: tuple[int, ...]) -> Text:
+        """Which processes operand ``i``'s element ``index`` on the shown process goes to."""
+        from hlolab.interp.processes import process_name
+        from hlolab.render.collective import COMBINED, NO_SOURCE, collective_model
+
+        built = self.built
+        assert built is not None
+        model = collective_model(built.event)
+        block = model.column(built.process).operands[i]
+        where = int(block.dest[index]) if block.dest is not None else NO_SOURCE
+        if where == NO_SOURCE:
+            return Text("\ngoes to no process", style="dim")
+        if where == COMBINED:
+            return Text("\ngoes to several processes of the group "
+                        f"{[divmod(p, built.grid[1]) for p in model.group]}", style="")
+        return Text(f"\ngoes to {process_name(where, built.grid)}", style="")
 
     def _targets_text(self, name: str, index: tuple[int, ...], x: np.ndarray,
-                      per_result: dict[str, list[tuple[np.ndarray, str]]], no_prov: bool) -> Text:
+                      per_result: dict[str, list[tuple[np.ndarray, str]]], no_prov: bool,
+                      here: str = "") -> Text:
         built = self.built
         assert built is not None
         where = ", ".join(map(str, index))
@@ -487,7 +636,7 @@ class ExplorerScreen(Screen):
             return out
         total = sum(len(rows) for gs in per_result.values() for rows, _ in gs)
         if total == 0:
-            out.append("\nflows into no result element", style="dim")
+            out.append(f"\nflows into no result element{here}", style="dim")
             return out
         for key, gs in per_result.items():
             r = int(key.removeprefix("result"))
@@ -532,6 +681,8 @@ class ExplorerScreen(Screen):
         what an 80-column status line elides)."""
         state = "▶ playing" if self._timer is not None else "paused"
         parts = [self.op.removeprefix("stablehlo.")]
+        if self.built is not None and self.built.n_processes > 1:
+            parts.append(process_title(self.built))
         if busy:
             parts.append(busy)
         if self.error and self.built is not None:
@@ -541,6 +692,8 @@ class ExplorerScreen(Screen):
             kind, n = split_key(self._driver)
             view = self.built.view
             name = view.result_name(n) if kind == "result" else view.operand_name(n)
+            if self.built.n_processes > 1:
+                name += f"@{divmod(self.built.process, self.built.grid[1])}"
             parts.append(f"cursor {name}[{', '.join(map(str, g.index))}]")
         parts.append(f"{state} {SPEEDS[self._speed]:g} s/step")
         self.query_one("#status", Static).update(" · ".join(parts))
@@ -629,6 +782,8 @@ class ExplorerScreen(Screen):
         r = int(self._key_of(grid).removeprefix("result")) if grid is not None else 0  # type: ignore[union-attr]
         index = grid.index if grid is not None else ()
         label = self.op.removeprefix("stablehlo.")
+        if built.n_processes > 1:  # the collective picture drawn for the shown process
+            label += f"_process{built.process}"
         out = self.EXPORT_DIR / f"{label}.{fmt}"
         self.notify(f"exporting {out} …")
         self._export_worker(built.event, r, index, label, fmt, out)
