@@ -220,12 +220,60 @@ AnyElementType = (ElementType | QuantizedElementType)
 
 
 @dataclass(frozen=True)
+class BoundsEncoding:
+    """``#stablehlo.bounds<8, ?>``, a tensor type's encoding: per dimension an upper bound
+    on its run-time size (None, ``?``: no bound). Only a dynamic (``?``) dim has one."""
+
+    bounds: tuple[int | None, ...]
+
+    def __str__(self) -> str:
+        return "#stablehlo.bounds<" + ", ".join("?" if b is None else str(b) for b in self.bounds) + ">"
+
+    @staticmethod
+    def parse(text: str) -> BoundsEncoding | None:
+        """The encoding written ``text`` (an attribute's exact text); None when it is not a
+        bounds encoding or not well formed (the caller reports it)."""
+        t = text.strip()
+        if not (t.startswith("#stablehlo.bounds<") and t.endswith(">")):
+            return None
+        body = t[len("#stablehlo.bounds<"):-1].strip()
+        out: list[int | None] = []
+        for part in (body.split(",") if body else []):
+            p = part.strip()
+            if p == "?":
+                out.append(None)
+            elif p.lstrip("-").isdigit():
+                out.append(int(p))
+            else:
+                return None
+        return BoundsEncoding(tuple(out))
+
+    def problem(self, shape: tuple[int | None, ...]) -> str | None:
+        """Why these bounds cannot describe a tensor of ``shape`` (None: they can)."""
+        if len(self.bounds) != len(shape):
+            return f"{self} has {len(self.bounds)} bound(s) for a tensor of rank {len(shape)}"
+        for d, (b, n) in enumerate(zip(self.bounds, shape, strict=True)):
+            if b is not None and n is not None:
+                return f"{self}: static dimension {d} (size {n}) cannot have a bound, use ? for it"
+            if b is not None and b < 0:
+                return f"{self}: the bound of dimension {d} must be >= 0, got {b}"
+        return None
+
+    def exceeded(self, shape: tuple[int, ...]) -> tuple[int, int, int] | None:
+        """The first (dim, run-time size, bound) where ``shape`` is over its bound, else None."""
+        for d, (b, n) in enumerate(zip(self.bounds, shape, strict=False)):
+            if b is not None and n > b:
+                return d, int(n), b
+        return None
+
+
+@dataclass(frozen=True)
 class TensorType:
     """``tensor<2x?x3xf32>``; ``None`` marks a dynamic (``?``) dimension."""
 
     shape: tuple[int | None, ...]
     element: AnyElementType
-    encoding: object | None = None  # e.g. #stablehlo.bounds<...>, kept for printing
+    encoding: object | None = None  # BoundsEncoding (checked at run time), or another, kept for printing
 
     def __str__(self) -> str:
         dims = "".join(("?" if d is None else str(d)) + "x" for d in self.shape)
@@ -235,6 +283,25 @@ class TensorType:
     @property
     def rank(self) -> int:
         return len(self.shape)
+
+    @property
+    def bounds(self) -> BoundsEncoding | None:
+        """The ``#stablehlo.bounds`` encoding, if the type has one (also read from the older
+        ``#stablehlo.type_extensions<bounds = [4, ?]>``, which prints back as written)."""
+        enc = self.encoding
+        if isinstance(enc, BoundsEncoding):
+            return enc
+        if getattr(enc, "name", None) == "stablehlo.type_extensions":  # an ir.attrs.StructAttr
+            got = enc.get("bounds")  # type: ignore[attr-defined]
+            if isinstance(got, tuple):
+                return BoundsEncoding(tuple(None if b == "?" else int(b) for b in got))
+        return None
+
+    def refined(self, shape: tuple[int, ...]) -> TensorType:
+        """This type with run-time sizes ``shape``: a bounds encoding, which describes the
+        ``?`` dims a static shape no longer has, is dropped; another encoding is kept."""
+        return TensorType(tuple(int(n) for n in shape), self.element,
+                          None if self.bounds is not None else self.encoding)
 
     @property
     def is_static(self) -> bool:

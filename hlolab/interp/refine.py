@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from hlolab.errors import HloLabError
+from hlolab.errors import ExecutionError, HloLabError
 from hlolab.ir.module import Op, Value
-from hlolab.ops.dynamic import VALUE_SHAPES, retyped, runtime_type
+from hlolab.ir.refined import VALUE_SHAPES, retyped, runtime_type
 from hlolab.ops.record import Partial, infer_with, inferred_for
 from hlolab.ops.registry import OpCall, lookup
 from hlolab.ops.verify import verify_op
@@ -49,6 +49,8 @@ def refine(op: Op, inputs: Sequence[Any]) -> Op:
     typed by the run-time shapes of ``inputs`` (raises the op's own constraint errors)."""
     if not any(_dynamic(t) for t in (*op.operand_types, *op.result_types)):
         return op
+    for v, x in zip(op.operands, inputs, strict=False):
+        check_bounds(op, v, x)
     operand_types = [runtime_type(t, x) for t, x in zip(op.operand_types, inputs, strict=False)]
     operand_types += op.operand_types[len(operand_types):]
     results = list(op.result_types)
@@ -73,8 +75,24 @@ def refine(op: Op, inputs: Sequence[Any]) -> Op:
     return new
 
 
+def check_bounds(op: Op, v: Value, x: Any) -> None:
+    """A value whose type has ``#stablehlo.bounds`` must have every bounded dim within its
+    bound at run time: else an error naming the value, the dim, its size and the bound."""
+    t = v.type
+    if not (isinstance(t, TensorType) and t.bounds is not None and isinstance(x, np.ndarray)):
+        return
+    over = t.bounds.exceeded(x.shape)
+    if over is not None:
+        d, n, b = over
+        raise ExecutionError(f"{op.name}: {v.name} has size {n} in dimension {d} at run time, over its "
+                             f"bound {b} ({t})", op.loc)
+
+
 def settle(op: Op, outputs: Sequence[Any]) -> None:
-    """Write the shapes of the results a refined op produced into its ``?`` result types."""
+    """Write the shapes of the results a refined op produced into its ``?`` result types
+    (each first checked against its declared bounds)."""
+    for v, out in zip(op.results, outputs, strict=True):
+        check_bounds(op, v, out)
     op.results = [Value(v.name, runtime_type(v.type, out) if isinstance(out, np.ndarray) else v.type,
                         op, v.index) for v, out in zip(op.results, outputs, strict=True)]
 

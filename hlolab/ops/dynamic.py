@@ -25,13 +25,14 @@ bounded dynamic dimensions): it parses and is refused with a clear error.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from hlolab.errors import ExecutionError, UnsupportedError
-from hlolab.ir.module import Op, Value
+from hlolab.ir.refined import VALUE_SHAPES, retyped, runtime_type
 from hlolab.messages import Msg
 from hlolab.ops import shape as static
 from hlolab.ops.common import operand_tensor, same_element, shapes_compatible
@@ -39,30 +40,9 @@ from hlolab.ops.record import Attrs, InferError, Inferred, Partial, attr, intege
 from hlolab.ops.registry import OpCall, lookup, op
 from hlolab.trace.explain import Explanation, Step
 from hlolab.trace.provenance import IndexMapProvenance, Link, Provenance
-from hlolab.types import ElementType, TensorType, Type
+from hlolab.types import ElementType, TensorType
 
 # --- shared helpers ------------------------------------------------------------------------
-
-
-def retyped(o: Op, operand_types: Sequence[Type], result_types: Sequence[Type],
-            rec: Any = None) -> Op:
-    """A copy of ``o`` whose operands and results have the given types (same names, same
-    regions), with attribute record ``rec`` when given: how an op runs on the shapes its
-    values have at run time."""
-    new = copy.copy(o)
-    new.operands = [Value(v.name, t, v.owner, v.index)
-                    for v, t in zip(o.operands, operand_types, strict=True)]
-    new.results = [Value(v.name, t, new, v.index) for v, t in zip(o.results, result_types, strict=True)]
-    if rec is not None:
-        new.record = rec
-    return new
-
-
-def runtime_type(t: Type, value: Any) -> Type:
-    """``t`` with the shape ``value`` has (``?`` sizes filled); other types unchanged."""
-    if isinstance(t, TensorType) and isinstance(value, np.ndarray) and value.ndim == t.rank:
-        return TensorType(tuple(int(d) for d in value.shape), t.element)
-    return t
 
 
 def static_view(ctx: OpCall, rec: Any, inputs: Sequence[Any], result_shape: Sequence[int]) -> OpCall:
@@ -72,7 +52,7 @@ def static_view(ctx: OpCall, rec: Any, inputs: Sequence[Any], result_shape: Sequ
     view = copy.copy(ctx)
     view.op = retyped(ctx.op, [runtime_type(t, x) for t, x in zip(ctx.operand_types, inputs, strict=False)]
                       + list(ctx.operand_types[len(inputs):]),
-                      [TensorType(tuple(int(n) for n in result_shape), result.element, result.encoding)], rec)
+                      [result.refined(tuple(int(n) for n in result_shape))], rec)
     return view
 
 
@@ -116,10 +96,16 @@ def check_result_shape(ctx: OpCall, shape: Sequence[int], how: str, label: str |
         where = f" (dim {bad[0]})" if bad else ""
         raise ctx.error(label, f"shape(result) = {list(shape)} ({how}) does not fit the declared "
                         f"result type {declared}{where}")
-    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    check_budget(ctx, shape)
+
+
+def check_budget(ctx: OpCall, shape: Sequence[int]) -> None:
+    """A result of ``shape`` must fit the element budget: refused before it is allocated
+    (the count in Python integers: an int64 product of sizes can wrap)."""
+    n = math.prod(int(d) for d in shape)
     if n > ctx.element_budget:
-        raise ExecutionError(f"{ctx.name}: a result of shape {tuple(shape)} has {n:,} elements, over the "
-                             f"element budget of {ctx.element_budget:,}", ctx.loc)
+        raise ExecutionError(f"{ctx.name}: a result of shape {tuple(int(d) for d in shape)} has {n:,} "
+                             f"elements, over the element budget of {ctx.element_budget:,}", ctx.loc)
 
 
 def _shape_links(inputs: Sequence[Any], operands: Sequence[int], shape: tuple[int, ...]) -> list[Link]:
@@ -549,10 +535,8 @@ def _conv_shape(ctx: OpCall, inputs: Sequence[Any]) -> list[tuple[int | None, ..
     return [tuple(conv_result_shape(np.shape(inputs[0]), np.shape(inputs[1]), p, padding))]
 
 
-VALUE_SHAPES: dict[str, Callable[[OpCall, Sequence[Any]], list[tuple[int | None, ...] | None]]] = {
-    "stablehlo.dynamic_gather": _gather_shape,
-    "stablehlo.dynamic_conv": _conv_shape,
-}
+VALUE_SHAPES["stablehlo.dynamic_gather"] = _gather_shape
+VALUE_SHAPES["stablehlo.dynamic_conv"] = _conv_shape
 
 
 # --- parameter schemas (hlolab.ops.examples): the shape operands' values are parameters ------
@@ -687,3 +671,43 @@ def _dynamic_schemas() -> None:
 
 
 _dynamic_schemas()
+
+
+# --- dynamic_gather, dynamic_conv: the element budget before they allocate ------------------
+#
+# Both are defined with their static ops (gather.py, contraction.py), where one evaluate
+# serves both; their result size comes from an operand's value (slice_sizes, padding): the
+# budget is checked from the shape those values give (VALUE_SHAPES) before their evaluate
+# allocates anything.
+
+def _budget_first(name: str) -> None:
+    """Wrap ``name``'s evaluate: the result shape its operand values ask for
+    (``VALUE_SHAPES[name]``) is checked against the element budget first."""
+    from hlolab.ops.registry import REGISTRY
+
+    d = REGISTRY.get(name)
+    if d is None or getattr(d.evaluate, "budget_first", False):
+        return
+    base = d.evaluate
+
+    def evaluate(ctx: OpCall, *inputs: Any) -> Any:
+        (shape,) = VALUE_SHAPES[name](ctx, inputs)
+        if shape is not None and all(n is not None and n >= 0 for n in shape):
+            check_budget(ctx, [int(n) for n in shape if n is not None])
+        return base(ctx, *inputs)
+
+    evaluate.__doc__ = base.__doc__
+    evaluate.__wrapped__ = base  # type: ignore[attr-defined]
+    evaluate.budget_first = True  # type: ignore[attr-defined]
+    d.evaluate = evaluate
+
+
+def _install_budgets() -> None:
+    import hlolab.ops.contraction  # noqa: F401  (registers dynamic_conv)
+    import hlolab.ops.gather  # noqa: F401  (registers dynamic_gather)
+
+    for name in VALUE_SHAPES:
+        _budget_first(name)
+
+
+_install_budgets()

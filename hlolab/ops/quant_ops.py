@@ -12,17 +12,25 @@ written in its Notation section, vectorized:
 
 Choices where the spec's formula leaves one (listed here, used by every quantized op):
 
-- ``x_storage - zero_points`` is computed exactly (int64), not in the storage type, where
-  it could wrap (i8 127 - (-128)); the difference is then converted to the expressed type.
+- ``x_storage - zero_points`` is computed exactly, not in the storage type, where it could
+  wrap (i8 127 - (-128), i64 and ui64 extremes); the difference, and the zero points and
+  storage bounds ``quantize`` converts, become the expressed type by ``convert``: rounded
+  once, to nearest even. Where the expressed type cannot hold every such integer (i64 /
+  ui64 / i32 in f32, i16 in bf16) this is done in integer arithmetic on the magnitude
+  (numpy's int64 -> f32 cast is exact, but int -> bf16 goes through f32 and rounds twice,
+  and ui64 does not fit int64).
 - NaN converts to storage 0 (as ``convert`` does, XLA:CPU); after rounding, a value the
-  expressed type could not bound exactly (``storage_max`` of i16 is 32768 in f16) is
-  clamped to ``[storage_min, storage_max]`` in integers, so a result always lies in range.
+  expressed type could not bound exactly (``storage_max`` of i16 is 32768 in f16, of i64
+  2^63 in f32) is converted exactly and clamped to ``[storage_min, storage_max]`` in
+  integers, so a result always lies in range (the spec's ``convert`` of 2^63 to i64 is out
+  of range: it leaves that case open).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from hlolab.messages import Msg
@@ -83,12 +91,79 @@ def expressed_tensor(t: Type) -> Type:
 # --- the spec's dequantize and quantize ------------------------------------------------
 
 
+_TWO63 = np.uint64(1 << 63)
+
+
+def _wide(qt: QuantizedElementType) -> type:
+    """The 64-bit integer type holding every value of the storage type."""
+    return np.uint64 if qt.storage.kind == "uint" else np.int64
+
+
+def _biased(v: np.ndarray, wide: type) -> np.ndarray:
+    """Integers as uint64 in the same order (signed ones offset by 2^63): differences of two
+    of them are exact in uint64 when taken larger minus smaller."""
+    if wide is np.uint64:
+        return np.asarray(v).astype(np.uint64)
+    return np.asarray(v).astype(np.int64).view(np.uint64) ^ _TWO63
+
+
+def _mantissa_bits(dt: np.dtype) -> int:
+    return int(ml_dtypes.finfo(dt).nmant) + 1
+
+
+def _exact_in(qt: QuantizedElementType) -> bool:
+    """Every difference of two storage values is an integer the expressed type holds exactly
+    (and fits int64): then a plain cast is ``convert``."""
+    span = int(qt.storage.max_value()) - int(qt.storage.min_value())
+    return span < 2 ** min(_mantissa_bits(qt.expressed.dtype), 62)
+
+
+def round_to_float(mag: np.ndarray, neg: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """The integers ``(-1 if neg else 1) * mag`` (``mag`` uint64) in float type ``dt``,
+    rounded once to nearest even (``convert``), by integer arithmetic on the magnitude:
+    keep its top p bits (p: the significand bits of ``dt``), round on the rest, scale."""
+    mag = np.asarray(mag, dtype=np.uint64)
+    p = _mantissa_bits(dt)
+    _, e = np.frexp(mag.astype(np.float64))  # bit length, or one more where the f64 rounded up
+    e = e.astype(np.int64)
+    probe = np.clip(e - 1, 0, 63).astype(np.uint64)
+    over = (e - 1 >= 64) | ((e >= 1) & ((mag >> probe) == 0))
+    length = np.where(over, e - 1, e)
+    shift = np.maximum(length - p, 0).astype(np.uint64)
+    q = mag >> shift
+    rem = mag - (q << shift)
+    half = np.where(shift > 0, np.uint64(1) << (np.maximum(shift, np.uint64(1)) - np.uint64(1)), np.uint64(0))
+    up = (shift > 0) & ((rem > half) | ((rem == half) & ((q & np.uint64(1)) == 1)))
+    m = q + up.astype(np.uint64)  # <= 2^p: exact in f64, and so is m * 2^shift
+    with np.errstate(over="ignore"):
+        val = np.ldexp(m.astype(np.float64), shift.astype(np.int64))
+        return np.where(neg, -val, val).astype(dt)  # exact, or beyond dt's range: inf
+
+
+def to_expressed(values: Any, qt: QuantizedElementType) -> np.ndarray:
+    """Integers of the storage type's range -> the expressed type, rounded once (``convert``)."""
+    wide = _wide(qt)
+    v = np.asarray(values, dtype=wide)
+    if _exact_in(qt):
+        return v.astype(np.int64).astype(qt.expressed.dtype)
+    b, zero = _biased(v, wide), _biased(np.zeros((), wide), wide)
+    neg = b < zero
+    return round_to_float(np.where(neg, zero - b, b - zero), neg, qt.expressed.dtype)
+
+
 def dequantize(x: np.ndarray, qt: QuantizedElementType, batch: int = 0) -> np.ndarray:
     """``dequantize``: storage values -> expressed-type values."""
     x = np.asarray(x)
-    x_storage_sub = x.astype(np.int64) - zero_points_for(qt, x.ndim, batch)
+    wide = _wide(qt)
+    zero_points = _along(np.asarray(qt.zero_points, dtype=wide), qt, x.ndim, batch)
     with np.errstate(all="ignore"):
-        x_expressed_sub = x_storage_sub.astype(qt.expressed.dtype)
+        if _exact_in(qt):  # x_storage - zero_points exact in int64 and in the expressed type
+            x_storage_sub = x.astype(np.int64) - zero_points.astype(np.int64)
+            x_expressed_sub = x_storage_sub.astype(qt.expressed.dtype)
+        else:  # the exact difference as sign and uint64 magnitude, rounded once
+            xb, zb = _biased(x, wide), _biased(zero_points, wide)
+            neg = xb < zb
+            x_expressed_sub = round_to_float(np.where(neg, zb - xb, xb - zb), neg, qt.expressed.dtype)
         return np.asarray(x_expressed_sub * scales_for(qt, x.ndim, batch), dtype=qt.expressed.dtype)
 
 
@@ -100,8 +175,8 @@ def quantize_stages(x: np.ndarray, qt: QuantizedElementType,
     x = np.asarray(x).astype(et)
     lo, hi = storage_range(qt)
     with np.errstate(all="ignore"):  # a bound or zero point beyond a narrow float is inf, as convert gives
-        converted_zero_points = zero_points_for(qt, x.ndim, batch).astype(et)
-        converted_min, converted_max = np.asarray(lo).astype(et), np.asarray(hi).astype(et)
+        converted_zero_points = _along(to_expressed(list(qt.zero_points), qt), qt, x.ndim, batch)
+        converted_min, converted_max = to_expressed([lo, hi], qt)
         x_scaled = np.asarray(x / scales_for(qt, x.ndim, batch), dtype=et)
         x_scaled_add_zp = np.asarray(x_scaled + converted_zero_points, dtype=et)
         # clamp(min, x, max) = min(max(x, min), max); NaN stays NaN
@@ -112,14 +187,19 @@ def quantize_stages(x: np.ndarray, qt: QuantizedElementType,
 
 
 def _to_storage(x_rounded: np.ndarray, qt: QuantizedElementType, lo: int, hi: int) -> np.ndarray:
-    """Whole-valued floats -> storage integers: NaN -> 0, then clamped to the storage range
-    in integers (where the expressed type rounded a bound outwards)."""
+    """Whole-valued floats -> storage integers, exactly: NaN -> 0; a value beyond the 64-bit
+    range (only where the expressed type rounded a bound outwards, or inf) saturates; then
+    clamped to ``[storage_min, storage_max]`` in integers."""
     w = np.asarray(x_rounded).astype(np.float64)  # every float type is exact in f64
     nan = np.isnan(w)
-    over, under = w >= float(hi), w <= float(lo)  # compared in f64: exact for |bounds| <= 2^53
-    wide = np.uint64 if qt.storage.is_unsigned else np.int64
-    mid = np.where(nan | over | under, 0.0, w).astype(wide)
-    out = np.where(over, np.array(hi, wide), np.where(under, np.array(lo, wide), mid))
+    wide = _wide(qt)
+    # the 64-bit range as f64 bounds, both powers of two (exact): [-2^63, 2^63) / [0, 2^64)
+    wmin, wmax = (0.0, 2.0 ** 64) if wide is np.uint64 else (-(2.0 ** 63), 2.0 ** 63)
+    over, under = w >= wmax, w < wmin
+    n = np.where(nan | over | under, 0.0, w).astype(wide)  # whole and in range: exact
+    lo_w, hi_w = np.array(lo, wide), np.array(hi, wide)
+    n = np.where(over, hi_w, np.where(under, lo_w, n))
+    out = np.minimum(np.maximum(n, lo_w), hi_w)
     out = np.where(nan, np.array(0 if lo <= 0 <= hi else lo, wide), out)
     return np.asarray(out).astype(qt.storage.dtype)
 
@@ -138,6 +218,11 @@ def param_at(qt: QuantizedElementType, index: tuple[int, ...]) -> tuple[Any, int
     return qt.expressed.dtype.type(qt.scales[k]), int(qt.zero_points[k])
 
 
+def real_at(q: Any, qt: QuantizedElementType, index: tuple[int, ...]) -> Any:
+    """The real value of one stored integer ``q`` at ``index`` (``dequantize`` of it)."""
+    return dequantize(np.asarray(q).reshape(1), _single(qt, index))[0]
+
+
 def _single(qt: QuantizedElementType, index: tuple[int, ...]) -> QuantizedElementType:
     """The per-tensor type holding the parameters of the element at ``index``."""
     k = index[qt.axis] if qt.axis is not None else 0
@@ -145,12 +230,17 @@ def _single(qt: QuantizedElementType, index: tuple[int, ...]) -> QuantizedElemen
                                 qt.storage_min, qt.storage_max)
 
 
+def _operand(v: Any) -> Any:
+    """A number written after a minus or plus sign: ``(-1)``, so a formula never reads ``5 - -1``."""
+    return f"({v})" if np.ndim(v) == 0 and v < 0 else v
+
+
 def dequantize_step(name: str, q: Any, qt: QuantizedElementType, index: tuple[int, ...]) -> Step:
     """``name = (q - zero_point) * scale`` with this element's numbers."""
     scale, zp = param_at(qt, index)
     value = dequantize(np.asarray(q).reshape(1), _single(qt, index))[0]
     return Step(name, Msg("quantized.dequantize.formula"), value,
-                substituted=Msg("quantized.dequantize.substituted", q=q, zero_point=zp, scale=scale))
+                substituted=Msg("quantized.dequantize.substituted", q=q, zero_point=_operand(zp), scale=scale))
 
 
 def quantize_steps(x: Any, qt: QuantizedElementType, index: tuple[int, ...]) -> list[Step]:
@@ -163,7 +253,7 @@ def quantize_steps(x: Any, qt: QuantizedElementType, index: tuple[int, ...]) -> 
     moved = not (np.isnan(add_zp) or add_zp == clamped)
     return [
         Step("x_scaled_add_zp", Msg("quantized.quantize.scale.formula"), add_zp,
-             substituted=Msg("quantized.quantize.scale.substituted", x=x, scale=scale, zero_point=zp)),
+             substituted=Msg("quantized.quantize.scale.substituted", x=x, scale=scale, zero_point=_operand(zp))),
         Step("x_clamped", Msg("quantized.quantize.clamp.formula"), clamped,
              before_clamp=add_zp if moved else None,
              substituted=Msg("quantized.quantize.clamp.substituted", x=add_zp, storage_min=lo,

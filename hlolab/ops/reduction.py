@@ -475,9 +475,27 @@ class ReduceProvenance(FanInProvenance):
                               value=vals[r], after=acc[r])
                 steps.append(AnimationStep(caption, [Source(k, q, "window") for k in which],
                                            [(r, tuple(idx))], [(r, tuple(idx), acc[r])]))
+            # the op combines in a pairwise tree (XLA:CPU's order): where rounding (or a
+            # quantized body's saturation) makes the chain end elsewhere, the last frame says
+            # so and writes the value the op computed, so no animation ends on a wrong number
+            got = np.asarray(outputs[r])[tuple(idx)]
+            if not _same_bits(got, acc[r]):
+                if limit is not None and len(steps) >= limit:
+                    return steps
+                steps.append(AnimationStep(Msg("reduction.reduce.animation.tree", where=where, chain=acc[r],
+                                               value=got),
+                                           [], [(r, tuple(idx))], [(r, tuple(idx), got)]))
             if limit is not None and len(steps) >= limit:
                 return steps[:limit]
         return steps
+
+
+def _same_bits(a: Any, b: Any) -> bool:
+    """Equal values, NaN equal to NaN (a chain and a tree that both give NaN agree)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind in "fc" or b.dtype.kind in "fc":
+        return bool(np.array_equal(a.astype(np.complex128), b.astype(np.complex128), equal_nan=True))
+    return bool(np.array_equal(a, b))
 
 
 # --- reduce: explain -------------------------------------------------------------------------

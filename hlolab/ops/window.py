@@ -1311,7 +1311,8 @@ def select_and_scatter_explain(ctx: OpCall, inputs: list[Any], outputs: list[Any
     empty = int(np.count_nonzero(prov.selected < 0))
     if empty:
         notes.append(Msg("window.sas.note.empty", count=empty))
-    if count > 1 and (es.is_float or es.is_complex):
+    # a quantized element type is neither float nor complex (its body's ops round)
+    if count > 1 and (getattr(es, "is_float", False) or getattr(es, "is_complex", False)):
         notes.append(Msg("window.sas.note.order"))
     if count and acc is None:
         notes.append(Msg("window.sas.note.interpreter"))

@@ -61,6 +61,11 @@ FOCUS = 4               # frames at each end whose cells stay visible when tenso
 # animation steps asked of an op at once (about a second of work); an op with more gets
 # the steps of result elements spread over its result instead
 STEP_BUDGET = 20_000
+# a quantized cell's real value: its text key (the tensor key + REAL), its anchor in the cell
+# (as render.layout draws it) and its size where no cell has one to copy
+REAL = "~real"
+REAL_Y = 0.76
+REAL_FONT = 5.5
 
 
 # --- frame plans ------------------------------------------------------------------------
@@ -182,8 +187,15 @@ def _element_caption(event: Any, view: OpView, r: int, idx: tuple[int, ...], e: 
     source = text(Msg("render.from_roles", roles=roles) if roles else Msg("render.from_nothing"))
     terms = dot_terms(view, r, idx)  # a dot product / convolution window written as its terms
     last = e.steps[-1] if e is not None and e.steps else None
-    if terms is not None:
+    qt = view.quant_type(f"result{r}")
+    if qt is not None:  # a quantized result: its real value beside the stored integer
+        stored = np.asarray(event.outputs[r])[idx]
+        real = format_value(_real_at(stored, qt, idx))
+        value = text(Msg("quantized.render.value", stored=value, real=real))
+    if terms is not None:  # written out in real values (what the op multiplies), then stored
         head = f"{where} = {terms}"
+        if qt is not None:
+            head += " " + text(Msg("quantized.render.stored", stored=format_value(stored)))
     elif last is not None and (last.substituted or last.formula):
         head = f"{where} = {text(last.substituted or last.formula)} = {value}"
     else:
@@ -192,6 +204,25 @@ def _element_caption(event: Any, view: OpView, r: int, idx: tuple[int, ...], e: 
     for s in _arithmetic(e):
         lines += _step_lines(s)
     return lines
+
+
+def _real_at(stored: Any, qt: Any, idx: tuple[int, ...]) -> Any:
+    from hlolab.ops.quant_ops import real_at  # the ops package imports the render package lazily
+
+    return real_at(stored, qt, idx)
+
+
+def _running_reals(view: OpView, step: Any) -> list[str]:
+    """For a step that changes a quantized result element: its running value as stored
+    integer and real value (the caption the op writes speaks of stored integers)."""
+    lines = []
+    for r, idx, value in step.running:
+        qt = view.quant_type(f"result{r}")
+        if qt is not None:
+            at = tuple(int(i) for i in idx)
+            lines.append(text(Msg("quantized.render.running", name=view.result_name(r), index=_index_text(at),
+                                  stored=format_value(value), real=format_value(_real_at(value, qt, at)))))
+    return lines[:2]
 
 
 def _clamp_of(e: Explanation | None) -> Step | None:
@@ -433,7 +464,7 @@ def _step_frames(event: Any, view: OpView, steps_of: Callable[..., list[Any]], e
             groups += view.source_cells(operand, role, rows)
         for r, idx in step.results:
             groups.append(CellGroup(f"result{r}", "result", np.asarray([idx], dtype=np.int64)))
-        lines = _wrap(text(step.caption), max_lines=4) + notes
+        lines = _wrap(text(step.caption), max_lines=4) + _running_reals(view, step) + notes
         if len(shown) < len(steps):
             lines.append(text(Msg("animate.sampled_step", frame=len(plans) + 1, frames=len(shown),
                                   step=i + 1, total=len(steps))))
@@ -714,19 +745,27 @@ class _Canvas:
         self.cell = Rectangle((0.0, 0.0), 1.0, 1.0, edgecolor=style.CELL_EDGE, linewidth=0.6, zorder=2,
                               visible=False)
         board.ax.add_patch(self.cell)
+        # per drawn tensor its values; a quantized tensor's real values under them are a
+        # second text key (``key + REAL``, None where a cell has none), drawn the same way
+        texts: dict[str, list[Any]] = {k: v.texts for k, v in board.views.items() if v.texts}
+        for k, v in board.views.items():
+            if v.texts and v.real_texts:
+                texts[k + REAL] = v.real_texts
+        self.texts = texts
         # the result cells' values change (running values, progressive fill): drawn per frame
-        self.dynamic = [k for k, v in board.views.items() if k.startswith("result") and v.texts]
-        texts = {k: v.texts for k, v in board.views.items() if v.texts}
-        was = {k: [t.get_visible() for t in ts] for k, ts in texts.items()}
+        self.dynamic = [k for k in texts if k.startswith("result")]
+        was = {k: [t is not None and t.get_visible() for t in ts] for k, ts in texts.items()}
         for ts in texts.values():
             for t in ts:
-                t.set_visible(False)
+                if t is not None:
+                    t.set_visible(False)
         try:
             self.canvas.draw()
         finally:
             for k, ts in texts.items():
                 for t, v in zip(ts, was[k], strict=True):
-                    t.set_visible(v)
+                    if t is not None:
+                        t.set_visible(v)
         self.renderer = self.canvas.get_renderer()
         dpi = float(fig.dpi)
         self.pristine = self.pixels().copy()
@@ -734,23 +773,32 @@ class _Canvas:
         # per tensor: the glyph renderer of its values and each value's pen anchor
         self.values: dict[str, tuple[_Glyphs, np.ndarray]] = {}
         for k, ts in texts.items():
-            anchors = self._pixel(np.asarray([t.get_position() for t in ts], dtype=float))
-            self.values[k] = (_glyphs("DejaVu Sans", float(ts[0].get_fontsize()), dpi), anchors)
+            if k.endswith(REAL):  # under the storage value, where layout puts it (also where none is)
+                corners = np.asarray(board.views[k.removesuffix(REAL)].corners, dtype=float)
+                anchors = self._pixel(corners + np.array([0.5, REAL_Y]) if len(corners) else corners)
+            else:
+                anchors = self._pixel(np.asarray([t.get_position() for t in ts], dtype=float))
+            size = next(float(t.get_fontsize()) for t in ts if t is not None) if any(
+                t is not None for t in ts) else REAL_FONT
+            self.values[k] = (_glyphs("DejaVu Sans", size, dpi), anchors)
         # the static values (operands), with the boxes they cover: a painted neighbour redraws them
         self.value_boxes: dict[str, np.ndarray] = {}
         for k, ts in texts.items():
             if k not in self.dynamic:
                 boxes = np.zeros((len(ts), 4), dtype=np.int64)
                 for s, t in enumerate(ts):
-                    if t.get_text():
+                    if t is not None and t.get_text():
                         got = self._value(self.pristine, k, s, t.get_text(), str(t.get_color()))
                         boxes[s] = got if got is not None else 0
                 self.value_boxes[k] = boxes
         self.base = self.pristine.copy()
         self.pixels()[...] = self.base
-        self.shown = {k: [None] * len(board.views[k].texts) for k in self.dynamic}
-        self.extents = {k: np.zeros((len(board.views[k].texts), 4), dtype=np.int64) for k in self.dynamic}
+        self.shown = {k: [None] * len(texts[k]) for k in self.dynamic}
+        self.extents = {k: np.zeros((len(texts[k]), 4), dtype=np.int64) for k in self.dynamic}
         self.boxes = {k: self._cell_boxes(k) for k in board.views}
+        for k in texts:
+            if k.endswith(REAL):
+                self.boxes[k] = self.boxes[k.removesuffix(REAL)]
         self.text = _mono(dpi)
         self.line_px = int(round(self.text.px * CAPTION_SPACING))
         x, y = self._pixel(np.asarray([caption_at], dtype=float))[0]
@@ -795,10 +843,22 @@ class _Canvas:
 
     def _shown(self, key: str, s: int) -> str:
         """The value cell ``s`` of tensor ``key`` shows now ("" when blank or without one)."""
-        view = self.board.views[key]
-        if s >= len(view.texts):
+        ts = self.texts.get(key, [])
+        if s >= len(ts):
             return ""
-        return (self.shown[key][s] if key in self.shown else view.texts[s].get_text()) or ""
+        if key in self.shown:
+            return self.shown[key][s] or ""
+        return ts[s].get_text() if ts[s] is not None else ""
+
+    def _color(self, key: str, s: int) -> str:
+        """The colour the board gives cell ``s``'s value of ``key`` (muted on padding)."""
+        t = self.texts[key][s]
+        return str(t.get_color()) if t is not None else style.MUTED_TEXT
+
+    def _partner(self, key: str) -> str | None:
+        """The other text key of the same cells (storage <-> real value), if drawn."""
+        other = key.removesuffix(REAL) if key.endswith(REAL) else key + REAL
+        return other if other in self.texts else None
 
     def undo(self) -> list[Box]:
         """The base image back where the previous frame drew; those boxes."""
@@ -816,28 +876,34 @@ class _Canvas:
         px = self.pixels()
         changed: list[Box] = []
         for key in self.dynamic:
-            todo = [s for s, (a, b) in enumerate(zip(self.shown[key], want[key], strict=True)) if a != b]
-            ext = self.extents[key]
-            done: set[int] = set()
+            if key.endswith(REAL):
+                continue  # with its storage key: both values share the cells they restore
+            keys = [k for k in (key, self._partner(key)) if k is not None and k in self.shown]
+            todo = [(k, s) for k in keys
+                    for s, (a, b) in enumerate(zip(self.shown[k], want[k], strict=True)) if a != b]
+            done: set[tuple[str, int]] = set()
             while todo:
-                s = todo.pop()
-                if s in done:
+                k, s = todo.pop()
+                if (k, s) in done:
                     continue
-                done.add(s)
-                box = np.asarray(self.boxes[key][s]).copy()
+                done.add((k, s))
+                ext = self.extents[k]
+                box = np.asarray(self.boxes[k][s]).copy()
                 if ext[s].any():  # the value drawn now may reach past its cell
                     box[:2] = np.minimum(box[:2], ext[s][:2])
                     box[2:] = np.maximum(box[2:], ext[s][2:])
                 x0, y0, x1, y1 = self._clip(box)
                 px[y0:y1, x0:x1] = self.pristine[y0:y1, x0:x1]
                 changed.append((x0, y0, x1, y1))
-                hit = (ext[:, 0] < x1) & (ext[:, 2] > x0) & (ext[:, 1] < y1) & (ext[:, 3] > y0)
-                todo += [int(i) for i in np.flatnonzero(hit) if int(i) not in done]
-            for s in sorted(done):
-                value = self.shown[key][s] = want[key][s]
-                color = str(self.board.views[key].texts[s].get_color())  # the board's (muted on padding)
-                drawn = self._value(px, key, s, value, color) if value else None
-                ext[s] = drawn if drawn is not None else 0
+                for k2 in keys:  # every value the restored area cuts into, of either key
+                    e2 = self.extents[k2]
+                    hit = (e2[:, 0] < x1) & (e2[:, 2] > x0) & (e2[:, 1] < y1) & (e2[:, 3] > y0)
+                    hit[s] |= k2 != k  # the cell's other value was erased with it
+                    todo += [(k2, int(i)) for i in np.flatnonzero(hit) if (k2, int(i)) not in done]
+            for k, s in sorted(done):
+                value = self.shown[k][s] = want[k][s]
+                drawn = self._value(px, k, s, value, self._color(k, s)) if value else None
+                self.extents[k][s] = drawn if drawn is not None else 0
                 if drawn is not None:
                     changed.append(drawn)
         for x0, y0, x1, y1 in changed:
@@ -864,24 +930,26 @@ class _Canvas:
             drawn.append(self._clip(self.boxes[key][s]))
             painted.setdefault(key, []).append(s)
         for key, s, color in cells:
-            box = self._value(px, key, s, self._shown(key, s), style.text_color(color))
-            if box is not None:
-                drawn.append(box)
-        # a value wider than its cell that a painted neighbour covered is drawn again on top
-        for key, slots in painted.items():
-            ext = self.extents.get(key, self.value_boxes.get(key))
-            if ext is None or not len(ext):
-                continue
-            cb = self.boxes[key][slots]
-            hit = ((ext[:, None, 0] < cb[None, :, 2]) & (ext[:, None, 2] > cb[None, :, 0])
-                   & (ext[:, None, 1] < cb[None, :, 3]) & (ext[:, None, 3] > cb[None, :, 1])).any(axis=1)
-            hit[slots] = False
-            for s in np.flatnonzero(hit & ext.any(axis=1)):
-                t = self.board.views[key].texts[int(s)]
-                color = str(t.get_color())
-                box = self._value(px, key, int(s), self._shown(key, int(s)), color)
+            for k in (key, self._partner(key)):  # the stored value, and a real value under it
+                if k is None:
+                    continue
+                box = self._value(px, k, s, self._shown(k, s), style.text_color(color))
                 if box is not None:
                     drawn.append(box)
+        # a value wider than its cell that a painted neighbour covered is drawn again on top
+        for key, slots in painted.items():
+            cb = self.boxes[key][slots]
+            for k in (key, self._partner(key)):
+                ext = self.extents.get(k, self.value_boxes.get(k)) if k is not None else None
+                if ext is None or not len(ext):
+                    continue
+                hit = ((ext[:, None, 0] < cb[None, :, 2]) & (ext[:, None, 2] > cb[None, :, 0])
+                       & (ext[:, None, 1] < cb[None, :, 3]) & (ext[:, None, 3] > cb[None, :, 1])).any(axis=1)
+                hit[slots] = False
+                for s in np.flatnonzero(hit & ext.any(axis=1)):
+                    box = self._value(px, k, int(s), self._shown(k, int(s)), self._color(k, int(s)))
+                    if box is not None:
+                        drawn.append(box)
         x, top = self.caption_xy
         for n, line in enumerate(caption):
             if line.strip():
@@ -889,6 +957,13 @@ class _Canvas:
         drawn.append(self.caption_box)
         self.last = drawn
         return drawn
+
+
+def _dequantized(stored: np.ndarray, qt: Any) -> np.ndarray:
+    """Stored integers (a whole tensor: per-axis parameters follow its dims) -> real values."""
+    from hlolab.ops.quant_ops import dequantize  # the ops package imports the render package lazily
+
+    return dequantize(np.asarray(stored), qt)
 
 
 @lru_cache(maxsize=16)
@@ -971,13 +1046,21 @@ class Animation:
         """What each drawn result cell shows at ``plan``: its (running) value, None when blank."""
         out: dict[str, list[str | None]] = {}
         for key in self._board_canvas().dynamic:
-            view = self.board.views[key]
-            arr = plan.result_values.get(key) if plan.result_values is not None else None
+            real = key.endswith(REAL)
+            base = key.removesuffix(REAL)
+            view = self.board.views[base]
+            arr = plan.result_values.get(base) if plan.result_values is not None else None
             arr = np.asarray(view.values if arr is None else arr)
             at = tuple(view.index.T) if view.index.shape[1] else ()
             cells = arr[at] if view.index.shape[1] else arr.reshape(1)
-            shown: list[str | None] = [format_cell(v) for v in cells]
-            pend = plan.pending.get(key)
+            if real:  # the running stored values' real values (per-axis: on the whole tensor)
+                qt = self.view.quant_type(base)
+                full = _dequantized(arr, qt) if qt is not None else np.full(arr.shape, np.nan)
+                reals = full[at] if view.index.shape[1] else full.reshape(1)
+                shown: list[str | None] = [format_cell(v) if np.isfinite(v) else None for v in reals]
+            else:
+                shown = [format_cell(v) for v in cells]
+            pend = plan.pending.get(base)
             if pend is not None:
                 m = pend.mask(arr.shape)
                 blank = m[at] if view.index.shape[1] else m.reshape(1)

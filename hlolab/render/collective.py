@@ -57,6 +57,7 @@ class Block:
     # NO_SOURCE); for an operand its own process everywhere
     dest: np.ndarray | None = None  # operands: the process each element goes to (COMBINED: to
     # several, NO_SOURCE: to none)
+    reals: np.ndarray | None = None  # a quantized tensor's real values (drawn under the storage)
 
 
 @dataclass
@@ -125,6 +126,17 @@ def _member_results(m: Any, event: Any) -> list[Any]:
     return [r] if isinstance(r, np.ndarray) else list(r)
 
 
+def _reals(x: Any, types: Sequence[Any], k: int) -> np.ndarray | None:
+    """The real values of a quantized tensor (its type ``types[k]``), None when not quantized,
+    as every other diagram draws them under the stored integers."""
+    from hlolab.ops.quant_ops import dequantize, quantized_element  # ops import render lazily
+
+    qt = quantized_element(types[k]) if k < len(types) else None
+    if qt is None or not isinstance(x, np.ndarray) or str(x.dtype) != str(np.dtype(qt.storage.dtype)):
+        return None
+    return dequantize(x, qt)
+
+
 def _pname(p: int, grid: tuple[int, int]) -> str:
     from hlolab.interp.processes import process_name
 
@@ -190,7 +202,8 @@ def collective_model(event: Any, element: tuple[int, Sequence[int]] | None = Non
         _destinations(prov, m.process, dests)
         name = _pname(m.process, grid)
         ops = [Block(f"p{m.process}.operand{i}", text(Msg("render_collective.operand", number=i)), x,
-                     np.full(x.shape, m.process, dtype=np.int64))
+                     np.full(x.shape, m.process, dtype=np.int64),
+                     reals=_reals(x, m.ctx.operand_types, i))
                for i, x in enumerate(m.operands) if isinstance(x, np.ndarray)]
         res = []
         for r, y in enumerate(results):
@@ -198,7 +211,7 @@ def collective_model(event: Any, element: tuple[int, Sequence[int]] | None = Non
             if shape is None:
                 continue
             res.append(Block(f"p{m.process}.result{r}", text(Msg("render_collective.result", number=r)),
-                             y, _source_map(prov, r, shape)))
+                             y, _source_map(prov, r, shape), reals=_reals(y, m.ctx.result_types, r)))
         columns.append(Column(m.process, text(Msg("render_collective.column", process=name)), ops, res))
     for c in columns:
         for i, b in enumerate(c.operands):
@@ -266,13 +279,13 @@ def _layout(model: CollectiveModel, board: Board, chosen: dict[str, list[tuple[i
         board.add_text(x, 0.6, c.title, fontsize=9, fontweight="bold", width=width)
         for b in c.operands:
             lay = TensorLayout(b.values.shape, keep=chosen.get(b.key, ()))
-            board.add(b.key, b.label, lay, x, y, b.values)
+            board.add(b.key, b.label, lay, x, y, b.values, reals=b.reals)
             y += lay.height + TITLE_ROOM
             width = max(width, lay.width)
         y = y_res
         for b in c.results:
             lay = TensorLayout(b.values.shape, keep=chosen.get(b.key, ()))
-            board.add(b.key, b.label, lay, x, y, b.values)
+            board.add(b.key, b.label, lay, x, y, b.values, reals=b.reals)
             y += lay.height + TITLE_ROOM
             width = max(width, lay.width)
         bottom = max(bottom, y)

@@ -9,10 +9,11 @@ white by luminance for the dark ones.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hlolab.trace.roles import (  # noqa: F401 - the renderers' one import for colours
     BIT_FIELD_COLORS,
@@ -25,6 +26,7 @@ from hlolab.trace.roles import (  # noqa: F401 - the renderers' one import for c
     text_color,
 )
 
+T = TypeVar("T")
 STYLE_SHEET = Path(__file__).with_name("hlolab.mplstyle")
 
 CELL_FILL = "#FFFFFF"
@@ -51,15 +53,59 @@ PROCESS_COLORS = ("#77AADD", "#EE8866", "#EEDD88", "#FFAABB", "#44BB99", "#BBCC3
 COMBINED_FILL = "#DDDDDD"
 
 
+# the fonts every figure draws with (the style sheet's family, labels and GIF captions)
+FIGURE_FONTS = ("DejaVu Sans", "DejaVu Sans Mono")
+_coverage: dict[str, bool] = {}
+
+
+def fonts_cover(lang: str) -> bool:
+    """Whether FIGURE_FONTS have a glyph for every character of ``lang``'s catalogue.
+    Figures lay text out on a monospaced grid, so a font fallback would not do: a language
+    the fonts cannot write (zh: CJK) is drawn in English rather than as empty boxes."""
+    if lang not in _coverage:
+        from matplotlib.font_manager import FontProperties, findfont, get_font
+
+        from hlolab.messages import catalogue
+
+        chars = {ord(c) for t in catalogue(lang).values() for c in t if not c.isspace()}
+        _coverage[lang] = all(chars <= set(get_font(findfont(FontProperties(family=f))).get_charmap())
+                              for f in FIGURE_FONTS)
+    return _coverage[lang]
+
+
+def figure_language() -> str:
+    """The language figures are written in: the reader's, or English where the figure
+    fonts lack its glyphs (front ends say so: ``figure_language() != current_language()``)."""
+    from hlolab.messages import DEFAULT, current_language
+
+    lang = current_language()
+    return lang if lang == DEFAULT or fonts_cover(lang) else DEFAULT
+
+
+def in_figure_language(fn: Callable[..., T]) -> Callable[..., T]:
+    """Run a figure writer with every message written in ``figure_language()`` (the texts of
+    a figure are made before it is drawn, outside ``styled``)."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kw: Any) -> T:
+        from hlolab.messages import language
+
+        with language(figure_language()):
+            return fn(*args, **kw)
+    return wrapper
+
+
 @contextmanager
 def styled() -> Iterator[None]:
-    """Apply the hlolab style sheet for the figures made inside (Agg backend)."""
+    """Apply the hlolab style sheet for the figures made inside (Agg backend), in the
+    language the figure fonts can write (``figure_language``)."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    with plt.style.context(str(STYLE_SHEET)):
+    from hlolab.messages import language
+
+    with plt.style.context(str(STYLE_SHEET)), language(figure_language()):
         yield
 
 

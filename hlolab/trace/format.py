@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 import textwrap
 from typing import Any
@@ -29,9 +30,22 @@ def format_trace(session: Any, trace: Any, limit: int | None = None) -> str:
     if not trace.groups:
         return head + "\n  (no " + ("sources" if trace.direction == "back" else "targets") + ")"
     by_value: dict[str, list[Any]] = {}
-    # arguments in order, then the other values in program order
+    # arguments in order, then the other values in program order; a value written once but
+    # made once per call of its function (a constant in a callee) is one entry per role,
+    # its elements and path counts merged, the shortest path shown
+    merged: dict[tuple[str, str], Any] = {}
     for g in sorted(trace.groups, key=lambda g: (g.value[0] != 0, g.value)):
-        by_value.setdefault(g.label, []).append(g)
+        key = (g.label, g.role)
+        if key not in merged:
+            merged[key] = copy.copy(g)
+            by_value.setdefault(g.label, []).append(merged[key])
+            continue
+        m = merged[key]
+        if m.mask.shape == g.mask.shape:
+            m.mask = m.mask | g.mask
+        m.n_paths += g.n_paths
+        if len(g.path) < len(m.path):
+            m.path = g.path
     n = trace.count()
     verb = "depends on" if trace.direction == "back" else "flows into"
     lines = [f"{head}\n{verb} {n} element{'s' if n != 1 else ''} of {len(by_value)} value"

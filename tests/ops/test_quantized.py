@@ -372,9 +372,13 @@ def test_explain_quantized_convolution_shows_the_three_stages():
     ev = list(Interpreter(parse_module(text)).events(None, [CX, CW]))[-1]
     e = ev.explain(0, (0, 1, 1, 1))
     first, last = e.steps[0], e.steps[-1]
-    # (1) dequantized inputs: both operands, as floats
-    assert [c.name for c in first.children] == ["%x", "%w"]
-    np.testing.assert_array_equal(first.children[0].value, deq(CX, 0.5, -1))
+    # (1) dequantized inputs: the elements this one reads (its provenance), each with its
+    # own parameters: the window 5, 6, 8, 9 at (q + 1) * 0.5, kernel feature 1 at scale 0.5
+    assert [c.name for c in first.children] == [
+        "%x[0, 1, 1, 0]", "%x[0, 1, 2, 0]", "%x[0, 2, 1, 0]", "%x[0, 2, 2, 0]",
+        "%w[0, 0, 0, 1]", "%w[0, 1, 0, 1]", "%w[1, 0, 0, 1]", "%w[1, 1, 0, 1]"]
+    assert [float(c.value) for c in first.children] == [3.0, 3.5, 4.5, 5.0, 1.0, 2.0, 3.0, 4.0]
+    assert first.children[4].substituted.args["scale"] == 0.5
     # (2) the float convolution's own steps, then the float result 43.5
     assert "dot_product" in [st.name for st in e.steps]
     assert e.steps[-2].value == 43.5
@@ -400,7 +404,9 @@ def test_explain_quantized_add_dequantizes_the_elements_it_reads():
     e = list(Interpreter(parse_module(text)).events(None, args))[-1].explain(0, (1,))
     deqs = e.steps[0].children
     assert [c.name for c in deqs] == ["%x[1]", "%y[1]"]
-    assert deqs[0].substituted.args["q"] == -10 and deqs[1].substituted.args["zero_point"] == -20
+    assert deqs[0].substituted.args["q"] == -10
+    # a negative zero point is bracketed, so the formula never reads "-12 - -20"
+    assert str(deqs[1].substituted) == "(-12 - (-20)) * 0.5"
     np.testing.assert_allclose([c.value for c in deqs], [2.0, 4.0], rtol=1e-6)
     assert e.steps[-2].value == 6.0 and e.value == -8
     assert e.steps[-1].children[0].value == -8.0  # 6 / 0.5 - 20
@@ -412,7 +418,9 @@ def test_explain_hybrid_dot_has_no_quantize_stage():
             f"(tensor<2x3xf32>, tensor<3x2x{W8}>) -> tensor<2x2xf32>\n  return %r : tensor<2x2xf32>\n}}")
     events = list(Interpreter(parse_module(text)).events(None, [np.ones((2, 3), np.float32), W32]))
     e = events[-1].explain(0, (0, 1))
-    assert [c.name for c in e.steps[0].children] == ["%w"]
+    # the quantized rhs column the element reads, 2, -4, 6 at its axis scale 0.5 (the lhs is float)
+    assert [c.name for c in e.steps[0].children] == ["%w[0, 1]", "%w[1, 1]", "%w[2, 1]"]
+    assert [float(c.value) for c in e.steps[0].children] == [1.0, -2.0, 3.0]
     assert e.value == e.steps[-1].value == 0.5 * (2 - 4 + 6)
     assert "hybrid_dequantize_then_op" in format_explanation(e)
 

@@ -338,5 +338,5 @@ def test_explain_dequantize_per_axis_uses_the_slice_parameters():
     q = np.array([10, 10], np.int8)
     e = lookup("stablehlo.uniform_dequantize").explain(OpCall(op), [q], [dequantize(q, qt)], 0, (1,))
     (step,) = e.steps
-    assert step.substituted.args == {"q": 10, "zero_point": -20, "scale": np.float32(0.5)}
+    assert str(step.substituted) == "(10 - (-20)) * 0.5"
     assert step.value == e.value == 15.0
