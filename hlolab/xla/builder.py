@@ -306,12 +306,16 @@ class XlaBuilder:
                 if id(v) not in visible:
                     raise BuilderError(f"{inner.name} (in {ir_op.name}'s region) reads {v.name}, which "
                                        f"is not a value of builder '{self.name}'")
+        # results are unique; a region's names may repeat in a sibling region (a while's cond
+        # and body both name their arguments %arg0: the parser checked each region's scope)
         seen: set[str] = set()
+        results = {id(v) for v in ir_op.results}
         for v in list(ir_op.results) + inner_values:
             n = v.name[1:]
-            if not _NAME_RE.fullmatch(n.split("#")[0]) or n in self._taken or n in seen:
-                raise BuilderError(f"{ir_op.name}: the name {v.name} is already in use" if (
-                    n in self._taken or n in seen) else f"{ir_op.name}: invalid SSA name {v.name}")
+            clash = n in self._taken or (n in seen and id(v) in results)
+            if not _NAME_RE.fullmatch(n.split("#")[0]) or clash:
+                raise BuilderError(f"{ir_op.name}: the name {v.name} is already in use" if clash
+                                   else f"{ir_op.name}: invalid SSA name {v.name}")
             seen.add(n)
         for inner in ir_op.walk():
             inner.record = None

@@ -49,3 +49,28 @@ def test_load_a_file_with_arguments_makes_parameters(drive, tmp_path):
     assert [p.name for p in repl.program.b.parameters()] == ["arg0"]
     _, v = repl.program.value("%0")
     assert v.tolist() == [1, 4, 9]
+
+
+def test_load_a_while_whose_regions_share_argument_names(drive, tmp_path):
+    # cond and body both name their arguments %arg0, %arg1 (sibling regions: legal MLIR, as
+    # in the conformance file while.mlir); loading used to refuse "%arg0 is already in use"
+    path = tmp_path / "w.mlir"
+    path.write_text(
+        "func.func @main() -> tensor<i64> {\n"
+        "  %i0 = stablehlo.constant dense<0> : tensor<i64>\n"
+        "  %one = stablehlo.constant dense<1> : tensor<i64>\n"
+        "  %ten = stablehlo.constant dense<10> : tensor<i64>\n"
+        "  %r0, %r1 = stablehlo.while(%arg0 = %i0, %arg1 = %i0) : tensor<i64>, tensor<i64>\n"
+        "  cond {\n"
+        "    %c = stablehlo.compare LT, %arg0, %ten : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+        "    stablehlo.return %c : tensor<i1>\n"
+        "  } do {\n"
+        "    %s = stablehlo.add %arg1, %arg0 : tensor<i64>\n"
+        "    %n = stablehlo.add %arg0, %one : tensor<i64>\n"
+        "    stablehlo.return %n, %s : tensor<i64>, tensor<i64>\n"
+        "  }\n"
+        "  return %r1 : tensor<i64>\n}\n")
+    out, repl = drive([f":load {path}", ":show %r1"])
+    assert "already in use" not in out
+    _, v = repl.program.value("%r1")
+    assert int(v) == 45  # 0 + 1 + ... + 9
