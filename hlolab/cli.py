@@ -504,6 +504,72 @@ def cmd_explore(ns: argparse.Namespace) -> int:
     return run_tui(open_op=ns.op)
 
 
+def _lesson_lang(ns: argparse.Namespace) -> str:
+    from hlolab.messages import current_language
+
+    return ns.lang or current_language()
+
+
+def cmd_lessons(ns: argparse.Namespace) -> int:
+    """``hlolab lessons``: the lessons with the learner's progress in one language."""
+    from hlolab.lessons.loader import folders, lessons_dir, parse_lesson
+    from hlolab.lessons.progress import Progress
+    from hlolab.messages import Msg, text
+
+    lang = _lesson_lang(ns)
+    if getattr(ns, "tui", False):
+        from hlolab.tui import run_tui
+
+        return run_tui(lessons=True, lang=lang)
+    progress = Progress.load()
+    for w in progress.warnings:
+        print(text(w, lang), file=sys.stderr)
+    found = folders()
+    if not found:
+        print(text(Msg("lessons.list.none", path=str(lessons_dir())), lang))
+        return 0
+    print(text(Msg("lessons.list.heading", lang=lang), lang))
+    current = progress.current(lang)
+    for f in found:
+        path = f.files.get(lang) or f.files.get("en")
+        if path is None:
+            continue
+        les = parse_lesson(path)
+        done = len([e for e in les.exercises if progress.is_done(lang, les.id, e.id)])
+        row = text(Msg("lessons.list.row", order=les.order, title=les.title, done=done,
+                       total=len(les.exercises)), lang)
+        if les.id == current:
+            row += "  <- " + text(Msg("lessons.list.current"), lang)
+        print(row)
+    return 0
+
+
+def cmd_lessons_check(ns: argparse.Namespace) -> int:
+    """``hlolab lessons check``: run every lesson's programs and exercises (exit 1 on failure)."""
+    from hlolab.lessons.lint import lint
+
+    langs = ["en", ns.lang] if ns.lang and ns.lang != "en" else None
+    report = lint(only=ns.lessons or None, langs=langs)
+    print(report.format(ns.strict))
+    return 0 if report.ok(ns.strict) else 1
+
+
+def cmd_lesson(ns: argparse.Namespace) -> int:
+    """``hlolab lesson N``: the TUI lesson viewer in a terminal; ``--plain`` (or output that is
+    not a terminal) follows it with plain text and prompts."""
+    from hlolab.lessons.plain import follow
+    from hlolab.messages import Msg
+
+    if not ns.plain and sys.stdout.isatty() and sys.stdin.isatty():
+        from hlolab.lessons.loader import find_folder
+        from hlolab.tui import run_tui
+
+        find_folder(ns.lesson)  # an unknown lesson is an error here, not a notification in the TUI
+        return run_tui(open_lesson=ns.lesson, lang=_lesson_lang(ns))
+    notice = None if ns.plain else Msg("lessons.ui.plain_notice")
+    return follow(ns.lesson, _lesson_lang(ns), notice=notice)
+
+
 def _with_seed(ns: argparse.Namespace) -> argparse.Namespace:
     if ns.seed is None and not ns.args and not ns.input:
         ns.seed = 0  # a picture needs inputs: random by default, as documented
@@ -625,6 +691,23 @@ def build_parser() -> argparse.ArgumentParser:
     xo.add_argument("op", metavar="OP")
     xo.set_defaults(fn=cmd_explore)
 
+    ls = sub.add_parser("lessons", help="the guided lessons with your progress; `lessons check` checks "
+                        "them by running every program and exercise")
+    ls.add_argument("--lang", choices=("en", "zh", "es"), help="language (default: $HLOLAB_LANG or en)")
+    ls.add_argument("--tui", action="store_true", help="the list in the TUI (open a lesson with Enter)")
+    ls.set_defaults(fn=cmd_lessons)
+    ls_sub = ls.add_subparsers(dest="lessons_command")
+    lc = ls_sub.add_parser("check", help="run every lesson's programs, views and exercises "
+                           "(exit 1 on failure)")
+    lc.add_argument("lessons", nargs="*", metavar="N", help="only these lessons (number or slug)")
+    lc.add_argument("--lang", choices=("en", "zh", "es"), help="compare only this translation")
+    lc.add_argument("--strict", action="store_true", help="fail on missing translations too")
+    lc.set_defaults(fn=cmd_lessons_check)
+    le = sub.add_parser("lesson", help="follow lesson N in the terminal: prose, live programs, exercises")
+    le.add_argument("lesson", metavar="N", help="the lesson's number or slug (hlolab lessons lists them)")
+    le.add_argument("--lang", choices=("en", "zh", "es"), help="language (default: $HLOLAB_LANG or en)")
+    le.add_argument("--plain", action="store_true", help="plain-terminal mode (rich text and prompts)")
+    le.set_defaults(fn=cmd_lesson)
     sub.add_parser("ops", help="list the ops hlolab can execute").set_defaults(fn=cmd_ops)
     sub.add_parser("examples", help="list the built-in examples").set_defaults(fn=cmd_examples)
     return ap

@@ -427,6 +427,21 @@ def cmd_quit(repl: Repl, arg: str) -> None:
     repl.quitting = True
 
 
+@command(":lesson N", "follow lesson N here (answer, hint, show, skip, quit); :lang sets its language")
+def cmd_lesson(repl: Repl, arg: str) -> None:
+    from prompt_toolkit import PromptSession
+    from rich.console import Console
+
+    from hlolab.lessons.plain import follow
+
+    if not arg:
+        raise CommandError("usage: :lesson N (hlolab lessons lists them)")
+    console = Console(file=repl.out, force_terminal=repl.colour, no_color=not repl.colour,
+                      highlight=False, soft_wrap=True)
+    session: PromptSession[str] = PromptSession()
+    follow(arg, repl.lang, console=console, ask=lambda q: session.prompt(q))
+
+
 @command(":lang en|zh|es", "the language of explanations", "lang")
 def cmd_lang(repl: Repl, arg: str) -> None:
     from hlolab.messages import languages
