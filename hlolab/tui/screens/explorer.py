@@ -607,21 +607,23 @@ class ExplorerScreen(Screen):
         panel.show(out, roles)
 
     def _destinations_text(self, i: int, index: tuple[int, ...]) -> Text:
-        """Which processes operand ``i``'s element ``index`` on the shown process goes to."""
+        """Which processes operand ``i``'s element ``index`` on the shown process goes to: the
+        op's result elements a forward trace reaches, by the process they are on."""
         from hlolab.interp.processes import process_name
-        from hlolab.render.collective import COMBINED, NO_SOURCE, collective_model
 
         built = self.built
         assert built is not None
-        model = collective_model(built.event)
-        block = model.column(built.process).operands[i]
-        where = int(block.dest[index]) if block.dest is not None else NO_SOURCE
-        if where == NO_SOURCE:
+        s = built.session
+        ops = {r.id for r in built.runs or [built.event]}
+        d = s.find(built.event.op.operands[i].name, process=built.process)
+        where = sorted({s.process_of(g.value) for g in s.targets(d, index).groups
+                        if g.value[0] in ops})
+        if not where:
             return Text("\ngoes to no process", style="dim")
-        if where == COMBINED:
+        if len(where) > 1:
             return Text("\ngoes to several processes of the group "
-                        f"{[divmod(p, built.grid[1]) for p in model.group]}", style="")
-        return Text(f"\ngoes to {process_name(where, built.grid)}", style="")
+                        f"{[divmod(p, built.grid[1]) for p in where]}", style="")
+        return Text(f"\ngoes to {process_name(where[0], built.grid)}", style="")
 
     def _targets_text(self, name: str, index: tuple[int, ...], x: np.ndarray,
                       per_result: dict[str, list[tuple[np.ndarray, str]]], no_prov: bool,
