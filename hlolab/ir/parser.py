@@ -184,6 +184,10 @@ class Parser:
         self.scopes: list[list[str]] = []
         self.loc_aliases: dict[str, str] = {}
         self.alias_uses: list[tuple[str, int]] = []
+        # MLIR aliases defined at the top of a module (tools print them): `!qx = !quant.uniform<…>`
+        # and `#a = <attribute>`; a use stands for the definition (the printer writes it out)
+        self.type_aliases: dict[str, Type] = {}
+        self.attr_aliases: dict[str, Attr] = {}
         self.pending_groups: list[tuple[str, int, int]] = []  # result names of the op being parsed
 
     # --- token helpers ------------------------------------------------------
@@ -290,6 +294,9 @@ class Parser:
         if t.kind == PUNCT and t.text == "(":
             return self.parse_function_type()
         if t.kind == BANG:
+            alias = self._type_alias()
+            if alias is not None:
+                return alias
             return self._parse_dialect_type()
         if t.kind != BARE:
             raise self.error(f"expected a type, got {t.describe()}")
@@ -337,6 +344,12 @@ class Parser:
         t = self.tok
         if t.kind == BANG and t.text == "!quant.uniform":
             return self._parse_quant_type()
+        if t.kind == BANG:
+            alias = self._type_alias()
+            if alias is not None:
+                if not isinstance(alias, ElementType | QuantizedElementType):
+                    raise self.error(f"type alias {t.text} = {alias} is not a tensor element type", t.start)
+                return alias
         if t.kind == BARE and (t.text in ("complex", "index") or is_element_type_name(t.text)):
             return self.parse_type()
         raise self.error(f"expected a tensor element type, got {t.describe()}")
@@ -366,6 +379,18 @@ class Parser:
         if problem is not None:
             raise self.error(problem, at)
         return t
+
+    def _type_alias(self) -> Type | None:
+        """The type a ``!alias`` token stands for (consumed), or None for a dialect type;
+        an undefined alias (a name without a dialect prefix) is an error at its use."""
+        t = self.tok
+        if t.text in self.type_aliases:
+            self.advance()
+            return self.type_aliases[t.text]
+        if "." not in t.text:
+            known = ", ".join(sorted(self.type_aliases)) or "none defined"
+            raise self.error(f"undefined type alias {t.text} (type aliases: {known})", t.start)
+        return None
 
     def _parse_dialect_type(self) -> Type:
         t = self.tok
@@ -709,8 +734,11 @@ class Parser:
     def _parse_hash_attr(self) -> Attr:
         t = self.advance()
         name = t.text[1:]
+        if t.text in self.attr_aliases:
+            return self.attr_aliases[t.text]
         if not (self.at_punct("<") and self.tok.start == t.end):
-            raise self.error(f"attribute aliases are not supported: {t.text}", t.start)
+            known = ", ".join(sorted(self.attr_aliases)) or "none defined"
+            raise self.error(f"undefined attribute alias {t.text} (attribute aliases: {known})", t.start)
         if name in structs.SCHEMAS:
             return self.parse_struct(structs.SCHEMAS[name])
         if name == "stablehlo.conv":
@@ -1070,6 +1098,8 @@ class Parser:
             t = self.tok
             if t.kind == HASH and self.peek().is_punct("="):
                 self._parse_alias_def()
+            elif t.kind == BANG and self.peek().is_punct("="):
+                self._parse_type_alias_def()
             elif t.kind == BARE and t.text in ("module", "builtin.module"):
                 if module is not None or funcs:
                     raise self.error("expected one module per chunk (split files with // -----)")
@@ -1103,14 +1133,26 @@ class Parser:
         return self.parse_func() if self.tok.kind == BARE else self.parse_generic_func()
 
     def _parse_alias_def(self) -> None:
+        """``#name = loc(...)`` (a location alias) or ``#name = <attribute>``."""
         t = self.advance()
         self.expect_punct("=")
-        if not self.at_bare("loc"):
-            raise self.error(f"only location aliases (#name = loc(...)) are supported, got "
-                             f"{self.tok.describe()}", self.tok.start)
-        if t.text in self.loc_aliases:
+        if t.text in self.loc_aliases or t.text in self.attr_aliases:
             raise self.error(f"redefinition of alias {t.text}", t.start)
-        self.loc_aliases[t.text] = self.parse_optional_loc() or ""
+        if self.at_bare("loc"):
+            self.loc_aliases[t.text] = self.parse_optional_loc() or ""
+            return
+        self.attr_aliases[t.text] = self.parse_attr()
+
+    def _parse_type_alias_def(self) -> None:
+        """``!name = <type>`` at the top of a module."""
+        t = self.advance()
+        self.expect_punct("=")
+        if t.text in self.type_aliases:
+            raise self.error(f"redefinition of type alias {t.text}", t.start)
+        if "." in t.text:
+            raise self.error(f"a type alias name has no dialect prefix: {t.text} looks like a dialect "
+                             "type", t.start)
+        self.type_aliases[t.text] = self.parse_type()
 
     def _check_aliases(self) -> None:
         for name, offset in self.alias_uses:

@@ -57,8 +57,31 @@ class Run:
     session: Any  # hlolab.session.Session
     lang: str
 
-    def value(self, name: str) -> Any:
-        return self.session.value(_ref(name))
+    def find(self, name: str, iteration: int | None = None, process: int | None = None) -> Any:
+        """The definition (a ``Def``) of ``[@func:]%name``: in loop ``iteration`` (default: the
+        last instance) and, on a process grid, of ``process`` (default 0)."""
+        s = self.session
+        if process is not None and s.n_processes <= 1 and process != 0:
+            raise HloLabError(f"process {process}: the program runs as one process (a grid needs "
+                              "mhlo.num_replicas / mhlo.num_partitions on its module)")
+        proc = process if s.n_processes > 1 else None
+        try:
+            return s.find(_ref(name), iteration, proc)
+        except HloLabError:
+            if iteration is None:
+                raise
+            # a value of a function called from a while body: its frame is the call's, which
+            # carries no iteration; the loop iteration is the nearest one up the call stack
+            d, seen = _called_instance(s, _ref(name), iteration, proc)
+            if d is not None:
+                return d
+            if not seen:
+                raise
+            raise HloLabError(f"{_ref(name)} was computed in loop iterations {seen[:10]}, not in "
+                              f"iteration {iteration}") from None
+
+    def value(self, name: str, iteration: int | None = None, process: int | None = None) -> Any:
+        return self.session.value_of(self.find(name, iteration, process))
 
     def results(self) -> list[Any]:
         return list(self.session.results or [])
@@ -69,21 +92,68 @@ class Run:
             raise HloLabError("the program returns nothing to compare")
         return res[0]
 
-    def declared_type(self, name: str) -> str:
+    def declared_type(self, name: str, iteration: int | None = None, process: int | None = None) -> str:
         """The MLIR type of a value as declared by the op that made it."""
         from hlolab.interp.engine import ARGS_NODE
 
         s = self.session
-        d = s.find(_ref(name))
+        d = self.find(name, iteration, process)
         if d[0] <= ARGS_NODE:
             return str(s.func.args[d[1]].type)
         return str(s.event(d[0]).op.results[d[1]].type)
 
 
+def _loop_iteration(frame: Any) -> int | None:
+    """The iteration of the innermost while loop around ``frame``, across calls."""
+    while frame is not None:
+        if frame.iteration is not None:
+            return frame.iteration
+        frame = frame.parent
+    return None
+
+
+def _called_instance(session: Any, ref: str, iteration: int, process: int | None) -> tuple[Any, list[int]]:
+    """The latest op result named ``ref`` made in loop ``iteration`` (looked up the call stack),
+    and the iterations it was made in."""
+    from hlolab.trace.locate import ValueRef, resolve
+
+    r = resolve(session.module, session.func, ValueRef.parse(ref))
+    seen: set[int] = set()
+    for ev in reversed(session.history[:session.cursor]):
+        if (r.func is not None and ev.frame.func != r.func) or (process is not None
+                                                              and ev.frame.process != process):
+            continue
+        for k, v in enumerate(ev.op.results):
+            if v.name == r.name:
+                it = _loop_iteration(ev.frame)
+                if it == iteration:
+                    return (ev.id, k), []
+                if it is not None:
+                    seen.add(it)
+    return None, sorted(seen)
+
+
 def value_ref(name: str) -> str:
-    """A value name as Session.find takes it: ``y`` (a builder name) -> ``%y``."""
+    """A value name as Session.find takes it: ``y`` (a builder name) -> ``%y``; a value of a
+    called function keeps its qualifier: ``@f:%x`` (``@f:x`` -> ``@f:%x``)."""
     name = name.strip()
+    if name.startswith("@") and ":" in name:
+        func, local = name.split(":", 1)
+        return f"{func}:{value_ref(local)}"
     return name if name.startswith("%") else "%" + name
+
+
+def local_name(name: str) -> str:
+    """``@f:%x`` -> ``%x``: the name as the ops of its function spell it."""
+    ref = value_ref(name)
+    return ref.split(":", 1)[1] if ref.startswith("@") else ref
+
+
+def instance_text(iteration: int | None, process: int | None) -> str:
+    """`` (iteration 2, process 1)`` for a value's instance; empty for the defaults."""
+    parts = ([f"iteration {iteration}"] if iteration is not None else []) + (
+        [f"process {process}"] if process else [])
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 _ref = value_ref  # the short name used throughout this module
@@ -166,7 +236,9 @@ class Runner:
 
     def program(self, name: str) -> Run:
         p = self.lesson.programs[name]
-        return self._run(p.text, p.lang, p.args, p.seed, str(self.lesson.path), p.text_line)
+        # a program read from a file reports its errors at that file's lines
+        where = str(self.lesson.path.parent / p.file) if p.file else str(self.lesson.path)
+        return self._run(p.text, p.lang, p.args, p.seed, where, p.text_line)
 
     def text(self, text: str, lang: str) -> Run:
         return self._run(text, lang, None, 0, LESSON_FILE)
@@ -289,9 +361,13 @@ def _element(value: Any, element: tuple[int, ...] | None) -> Any:
     return a[tuple(element)]
 
 
+def _name(ex: Exercise) -> str:
+    return f"{_ref(ex.value)}{instance_text(ex.iteration, ex.process)}"
+
+
 def _label(ex: Exercise) -> str:
     el = "" if ex.element is None else "[" + ", ".join(map(str, ex.element)) + "]"
-    return f"{_ref(ex.value)}{el}"
+    return f"{_ref(ex.value)}{el}{instance_text(ex.iteration, ex.process)}"
 
 
 # --- reading what a learner typed ---------------------------------------------------------------
@@ -311,6 +387,10 @@ def _number(tok: str) -> int | float | bool:
         return int(t)
     except ValueError:
         return float(t)
+
+
+# what a learner types for "no cells" (an element that reads none), in every lesson language
+NO_CELLS = {"-", "none", "nothing", "无", "没有", "ninguna", "ninguno", "nada"}
 
 
 def parse_typed(ex: Exercise, text: str) -> Any:
@@ -343,6 +423,8 @@ def parse_typed(ex: Exercise, text: str) -> Any:
             raise AnswerFormatError(Msg("lessons.answer.expect_type", text=t))
         return t
     if ex.kind == "pick-sources":
+        if t.lower() in NO_CELLS:  # the element reads no cell of the operand
+            return []
         groups = re.findall(r"\[([^\]]*)\]|\(([^)]*)\)", t)
         if groups:
             items = [a or b for a, b in groups]
@@ -385,14 +467,23 @@ def _sources(run: Run, ex: Exercise) -> set[tuple[int, ...]]:
     """The cells of ``ex.operand`` that the op making ``ex.value`` reads for ``ex.element``."""
     from hlolab.session import explain_element
 
-    e = explain_element(run.session, _ref(ex.value), ex.element or ())
+    d = run.find(ex.value, ex.iteration, ex.process)
+    e = explain_element(run.session, d, ex.element or ())
     if e.event is None:
         raise HloLabError(f"{_ref(ex.value)} is an argument: no op made it, it reads no cells")
-    want = _ref(ex.operand).lstrip("%")
+    want = local_name(ex.operand).lstrip("%")
     names = {o.name.lstrip("%") for o in e.event.op.operands}
     if want not in names:
         raise HloLabError(f"{_ref(ex.operand)} is not an operand of the op that made {_ref(ex.value)} "
                           f"(its operands: {', '.join('%' + n for n in sorted(names))})")
+    # a collective reads the operand of several processes (labels "%x@(0, 1)"): cells of one
+    # value cannot name them, so such a question is refused rather than answered wrongly
+    procs = sorted({s.label.split("@", 1)[1] for s in e.sources if s.label is not None and "@(" in s.label
+                    and s.label.split("@", 1)[0].lstrip("%") == want})
+    if procs:
+        raise HloLabError(f"pick-sources on {e.event.op.name}: element {list(ex.element or ())} reads "
+                          f"{_ref(ex.operand)} of processes {', '.join(procs)}; a pick-sources answer names "
+                          "cells of one process's value: ask with predict-value, or show a trace view")
     return {tuple(int(i) for i in s.source.index) for s in e.sources
             if s.label is not None and s.label.lstrip("%") == want
             and (ex.roles is None or s.source.role in ex.roles)}
@@ -403,10 +494,34 @@ def _cells_text(cells: Any) -> str:
 
 
 def target_value(runner: Runner, ex: Exercise) -> Any:
-    """The tensor a fill-attributes / fix-program answer must produce."""
+    """The tensor a fill-attributes / fix-program answer must produce: ``target``, or a value
+    of ``target_program`` (``target_value``, result ``target_result``, else its first result)."""
     if ex.target_program:
-        return runner.program(ex.target_program).main_result()
+        run = runner.program(ex.target_program)
+        if ex.target_value:
+            return run.value(ex.target_value)
+        if ex.target_result is not None:
+            res = run.results()
+            if ex.target_result >= len(res):
+                raise HloLabError(f"target_result = {ex.target_result}: program '{ex.target_program}' "
+                                  f"returns {len(res)} value(s) (results 0..{len(res) - 1})")
+            return res[ex.target_result]
+        return run.main_result()
     return ex.target
+
+
+def _compared_value(run: Run, ex: Exercise) -> Any:
+    """What a fill-attributes / fix-program run is compared on: ``value`` (its instance), else
+    the first result (on a grid: of ``process``)."""
+    if ex.value:
+        return run.value(ex.value, ex.iteration, ex.process)
+    if ex.process:
+        per = run.session.process_results
+        if not per or ex.process >= len(per):
+            raise HloLabError(f"process {ex.process}: the program runs as {len(per) if per else 1} "
+                              "process(es)")
+        return per[ex.process][0]
+    return run.main_result()
 
 
 def _program_verdict(runner: Runner, ex: Exercise, text: str) -> Verdict:
@@ -415,7 +530,10 @@ def _program_verdict(runner: Runner, ex: Exercise, text: str) -> Verdict:
         run = runner.text(text, ex.lang)
     except HloLabError as e:
         return Verdict(False, Msg("lessons.verdict.program_error", error=e.short()), error=e)
-    got = run.value(ex.value) if ex.value else run.main_result()
+    try:  # the learner's program may lack the value (or the process) compared
+        got = _compared_value(run, ex)
+    except HloLabError as e:
+        return Verdict(False, Msg("lessons.verdict.program_error", error=e.short()), error=e)
     target = target_value(runner, ex)
     t_arr = np.asarray(target)
     g_arr = np.asarray(got)
@@ -446,7 +564,7 @@ def check(runner: Runner, ex: Exercise, answer: Any) -> Verdict:
     run = runner.program(ex.program)
     label = _label(ex)
     if ex.kind == "predict-value":
-        actual = _element(run.value(ex.value), ex.element)
+        actual = _element(run.value(ex.value, ex.iteration, ex.process), ex.element)
         given = answer
         if isinstance(given, str):
             try:
@@ -460,30 +578,35 @@ def check(runner: Runner, ex: Exercise, answer: Any) -> Verdict:
         wrong = Msg("lessons.verdict.value_wrong", value=label, given=value_text(given))
         return Verdict(False, wrong, reveal)
     if ex.kind == "predict-shape":
-        shape = list(np.asarray(run.value(ex.value)).shape)
+        shape = list(np.asarray(run.value(ex.value, ex.iteration, ex.process)).shape)
         shown = "x".join(map(str, shape)) or "()"
         given = "x".join(map(str, answer)) or "()"
         if list(answer) == shape:
-            return Verdict(True, Msg("lessons.verdict.shape_right", value=_ref(ex.value), actual=shown))
-        return Verdict(False, Msg("lessons.verdict.shape_wrong", value=_ref(ex.value), given=given),
-                       Msg("lessons.verdict.shape_reveal", value=_ref(ex.value), actual=shown))
+            return Verdict(True, Msg("lessons.verdict.shape_right", value=_name(ex), actual=shown))
+        return Verdict(False, Msg("lessons.verdict.shape_wrong", value=_name(ex), given=given),
+                       Msg("lessons.verdict.shape_reveal", value=_name(ex), actual=shown))
     if ex.kind == "predict-type":
-        actual = run.declared_type(ex.value)
+        actual = run.declared_type(ex.value, ex.iteration, ex.process)
         try:
             given = _canonical_type(answer)
         except AnswerFormatError as e:
-            reveal = Msg("lessons.verdict.type_reveal", value=_ref(ex.value), actual=actual)
+            reveal = Msg("lessons.verdict.type_reveal", value=_name(ex), actual=actual)
             return Verdict(False, e.msg, reveal)
         if given == actual:
-            return Verdict(True, Msg("lessons.verdict.type_right", value=_ref(ex.value), actual=actual))
-        return Verdict(False, Msg("lessons.verdict.type_wrong", value=_ref(ex.value), given=given),
-                       Msg("lessons.verdict.type_reveal", value=_ref(ex.value), actual=actual))
+            return Verdict(True, Msg("lessons.verdict.type_right", value=_name(ex), actual=actual))
+        return Verdict(False, Msg("lessons.verdict.type_wrong", value=_name(ex), given=given),
+                       Msg("lessons.verdict.type_reveal", value=_name(ex), actual=actual))
     if ex.kind == "pick-sources":
         actual_cells = _sources(run, ex)
         given_cells = {tuple(c) for c in answer}
         reveal = Msg("lessons.verdict.sources_reveal", value=label, operand=_ref(ex.operand),
                      cells=_cells_text(actual_cells))
+        if not actual_cells:  # an element that reads none of the operand's cells (say, padding)
+            reveal = Msg("lessons.verdict.sources_none_reveal", value=label, operand=_ref(ex.operand))
         if given_cells == actual_cells:
+            if not actual_cells:
+                return Verdict(True, Msg("lessons.verdict.sources_none", value=label,
+                                         operand=_ref(ex.operand)))
             return Verdict(True, Msg("lessons.verdict.sources_right", value=label, operand=_ref(ex.operand),
                                      cells=_cells_text(actual_cells)))
         extra = given_cells - actual_cells

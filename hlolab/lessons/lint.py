@@ -68,7 +68,8 @@ class Report:
         lines.append(f"checked {c.get('lessons', 0)} lesson file(s): {c.get('programs', 0)} program(s) ran, "
                      f"{c.get('views', 0)} view(s), {c.get('exercises', 0)} exercise(s), "
                      f"{c.get('answers', 0)} reference answer(s) accepted, {c.get('wrong', 0)} wrong "
-                     f"answer(s) rejected, {c.get('translations', 0)} translation(s) compared")
+                     f"answer(s) rejected, {c.get('translations', 0)} translation(s) compared, "
+                     f"{c.get('hidden', 0)} result(s)/view(s) held back until their exercise is answered")
         n_missing = len(self.missing) + sum(len(v) for v in self.missing_keys.values())
         verdict = "FAILED" if not self.ok(strict) else "ok"
         lines.append(f"{verdict}: {len(self.errors)} error(s), {n_missing} missing translation(s)"
@@ -166,6 +167,20 @@ def lint_lesson(les: Lesson, folder: LessonFolder, report: Report, ids: dict[str
             _lint_view(runner, les, b, None, report, ui_keys)
         elif isinstance(b, Exercise):
             _lint_exercise(runner, les, b, report, ui_keys)
+    _lint_giveaways(runner, les, report)
+
+
+def _lint_giveaways(runner: chk.Runner, les: Lesson, report: Report) -> None:
+    """An answer shown before its exercise. Printed results and views that show it are held
+    back by the front ends until the exercise is answered (counted); a constant's value is in
+    the program text, which nothing can hide (an error)."""
+    from hlolab.lessons.views import giveaways, hidden_views, literal_giveaways
+
+    report.count("hidden", sum(len(v) for v in giveaways(runner).values()) + len(hidden_views(runner)))
+    for ex in literal_giveaways(runner):
+        report.add(ERROR, les.where(_key_line(les, ex.line, "value")), f"exercise '{ex.id}' asks for "
+                   f"{chk.value_ref(ex.value)}, a stablehlo.constant: the program text shows its value, "
+                   "so the answer is given away; ask about a value computed from it")
 
 
 def _key_line(les: Lesson, block_line: int, key: str) -> int:

@@ -37,16 +37,20 @@ BLANK_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 FRONT_REQUIRED = {"id": str, "title": str, "order": int, "ops": list, "prerequisites": list}
 FRONT_OPTIONAL = {"minutes": int}
 
-PROGRAM_KEYS = {"name", "lang", "text", "args", "seed", "results", "caption", "hidden"}
-VIEW_KEYS = {"program", "value", "element", "mode", "highlight", "caption"}
+PROGRAM_KEYS = {"name", "lang", "text", "file", "args", "seed", "results", "caption", "hidden"}
+VIEW_KEYS = {"program", "value", "element", "mode", "highlight", "caption", "iteration", "process"}
+# which instance of a value: in a while body (iteration) and on a process grid (process)
+INSTANCE_KEYS = {"iteration", "process"}
 COMMON_EXERCISE_KEYS = {"id", "kind", "prompt", "answer", "wrong", "hints", "show", "explanation"}
 KIND_KEYS = {
-    "predict-value": {"program", "value", "element", "rtol", "atol"},
-    "predict-shape": {"program", "value"},
-    "predict-type": {"program", "value"},
-    "pick-sources": {"program", "value", "element", "operand", "roles"},
-    "fill-attributes": {"lang", "template", "blanks", "target", "target_program", "value", "rtol", "atol"},
-    "fix-program": {"lang", "broken", "expect_error", "target", "target_program", "value", "rtol", "atol"},
+    "predict-value": {"program", "value", "element", "rtol", "atol"} | INSTANCE_KEYS,
+    "predict-shape": {"program", "value"} | INSTANCE_KEYS,
+    "predict-type": {"program", "value"} | INSTANCE_KEYS,
+    "pick-sources": {"program", "value", "element", "operand", "roles"} | INSTANCE_KEYS,
+    "fill-attributes": {"lang", "template", "blanks", "target", "target_program", "target_value",
+                        "target_result", "value", "rtol", "atol"} | INSTANCE_KEYS,
+    "fix-program": {"lang", "broken", "expect_error", "target", "target_program", "target_value",
+                    "target_result", "value", "rtol", "atol"} | INSTANCE_KEYS,
 }
 KIND_REQUIRED = {
     "predict-value": {"value"},
@@ -255,12 +259,45 @@ def _view(r: _Reader, t: dict[str, Any], line: int, end: int, default_program: s
     _expect(r, t, "mode", lambda v: v in VIEW_MODES, f"one of {', '.join(VIEW_MODES)}", span, block)
     _expect(r, t, "highlight", lambda v: v in ("sources", "none"), "\"sources\" or \"none\"", span, block)
     _expect(r, t, "caption", lambda v: isinstance(v, str), "a string", span, block)
+    _expect_instance(r, t, span, block)
     mode = t.get("mode", "value")
     element = tuple(t["element"]) if "element" in t else None
     if mode != "value" and element is None:
         raise r.error(line, f"{block}: mode = \"{mode}\" needs an 'element'")
     return View(value=t["value"], line=line, program=t.get("program", default_program), element=element,
-                mode=mode, highlight=t.get("highlight", "sources"), caption=t.get("caption", ""))
+                mode=mode, highlight=t.get("highlight", "sources"), caption=t.get("caption", ""),
+                iteration=t.get("iteration"), process=t.get("process"))
+
+
+def _is_count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _expect_instance(r: _Reader, t: dict[str, Any], span: tuple[int, int], block: str) -> None:
+    _expect(r, t, "iteration", _is_count, "a loop iteration (an integer >= 0, as in hlolab explain "
+            "--iteration)", span, block)
+    _expect(r, t, "process", _is_count, "a process number (an integer >= 0: replica * partitions + "
+            "partition)", span, block)
+
+
+def _program_file(r: _Reader, t: dict[str, Any], span: tuple[int, int], block: str) -> str:
+    """The text of ``file = "x.mlir"``: a file in the lesson's folder (shipped with the package)."""
+    name = t["file"]
+    at = r.key_line(*span, "file")
+    if not isinstance(name, str) or not re.fullmatch(r"[\w.-]+\.mlir", name):
+        raise r.error(at, f"{block}: 'file' must name a .mlir file in the lesson's folder, e.g. "
+                      "\"mlp.mlir\" (no folders: the file sits next to the lesson)")
+    if t.get("lang") != "mlir":
+        raise r.error(at, f"{block}: 'file' holds an MLIR program: it needs lang = \"mlir\"")
+    path = r.path.parent / name
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise r.error(at, f"{block}: cannot read {path}: {why}") from None
+    if not text.strip():
+        raise r.error(at, f"{block}: {path} is empty")
+    return text
 
 
 def _block(r: _Reader, kind: str, t: dict[str, Any], line: int, end: int, last_program: str) -> Block:
@@ -268,7 +305,10 @@ def _block(r: _Reader, kind: str, t: dict[str, Any], line: int, end: int, last_p
     if kind == "program":
         block = "hlolab-program"
         _unknown(r, t, PROGRAM_KEYS, span, block)
-        _required(r, t, ["name", "lang", "text"], line, block)
+        _required(r, t, ["name", "lang"], line, block)
+        if ("text" in t) == ("file" in t):
+            raise r.error(line, f"{block}: give exactly one of 'text' (the program) and 'file' (a .mlir "
+                          "file next to the lesson)")
         _expect(r, t, "name", lambda v: isinstance(v, str) and re.fullmatch(r"[\w.-]+", v), "a short name "
                 "(letters, digits, _ . -)", span, block)
         _expect(r, t, "lang", lambda v: v in PROGRAM_LANGS, "\"mlir\" or \"builder\"", span, block)
@@ -283,12 +323,17 @@ def _block(r: _Reader, kind: str, t: dict[str, Any], line: int, end: int, last_p
         if t.get("lang") == "builder" and "args" in t:
             raise r.error(r.key_line(*span, "args"), f"{block}: 'args' are inputs of an MLIR @main; "
                           "a builder program makes its values itself (x = [1, 2]:s32)")
-        text_line = r.key_line(*span, "text")
-        if r.lines[text_line - 1].rstrip().endswith(("'''", '"""')):  # the text begins on the next line
-            text_line += 1
-        return Program(name=t["name"], lang=t["lang"], text=t["text"], line=line, args=t.get("args"),
+        if "file" in t:
+            text = _program_file(r, t, span, block)
+            text_line = 1
+        else:
+            text = t["text"]
+            text_line = r.key_line(*span, "text")
+            if r.lines[text_line - 1].rstrip().endswith(("'''", '"""')):  # the text begins on the next line
+                text_line += 1
+        return Program(name=t["name"], lang=t["lang"], text=text, line=line, args=t.get("args"),
                        seed=t.get("seed", 0), results=t.get("results"), caption=t.get("caption", ""),
-                       hidden=t.get("hidden", False), text_line=text_line)
+                       hidden=t.get("hidden", False), file=t.get("file", ""), text_line=text_line)
     if kind == "view":
         return _view(r, t, line, end, last_program, "hlolab-view")
     if kind == "exercise":
@@ -332,6 +377,20 @@ def _exercise(r: _Reader, t: dict[str, Any], line: int, end: int, last_program: 
     _expect(r, t, "blanks", lambda v: _is_str_list(v) and v, "a list of blank names", span, block)
     _expect(r, t, "target", _is_nested_numbers, "a number or a nested list of numbers", span, block)
     _expect(r, t, "target_program", lambda v: isinstance(v, str) and v, "a program name", span, block)
+    _expect(r, t, "target_value", lambda v: isinstance(v, str) and v, "a value name like \"%r\"", span,
+            block)
+    _expect(r, t, "target_result", _is_count, "a result number (0 for the first)", span, block)
+    _expect_instance(r, t, span, block)
+    for k in ("target_value", "target_result"):
+        if k in t and "target_program" not in t:
+            raise r.error(r.key_line(*span, k), f"{block}: '{k}' picks a value of 'target_program', "
+                          "which is not given")
+    if kind in ("fill-attributes", "fix-program") and "iteration" in t and "value" not in t:
+        raise r.error(r.key_line(*span, "iteration"), f"{block}: 'iteration' picks an instance of "
+                      "'value', which is not given")
+    if "target_value" in t and "target_result" in t:
+        raise r.error(r.key_line(*span, "target_result"), f"{block}: give 'target_value' or "
+                      "'target_result', not both")
 
     # the shape of an answer depends on the kind; wrong answers have the same shape
     answer_check: dict[str, tuple[Any, str]] = {
@@ -392,7 +451,9 @@ def _exercise(r: _Reader, t: dict[str, Any], line: int, end: int, last_program: 
                     rtol=float(t.get("rtol", 1e-3)), atol=float(t.get("atol", 1e-6)),
                     lang=t.get("lang", "mlir"), template=t.get("template", ""), blanks=blanks,
                     broken=t.get("broken", ""), expect_error=t.get("expect_error", ""),
-                    target=t.get("target"), target_program=t.get("target_program", ""), raw=t)
+                    target=t.get("target"), target_program=t.get("target_program", ""),
+                    target_value=t.get("target_value", ""), target_result=t.get("target_result"),
+                    iteration=t.get("iteration"), process=t.get("process"), raw=t)
 
 
 # --- where the lessons are -----------------------------------------------------------------

@@ -44,6 +44,7 @@ class Program:
     results: list[str] | None = None
     caption: str = ""
     hidden: bool = False
+    file: str = ""  # the program was read from this file next to the lesson (``file = "mlp.mlir"``)
     text_line: int = 1  # the lesson file's line of the program's first line (errors point there)
 
 
@@ -58,6 +59,8 @@ class View:
     mode: str = "value"
     highlight: str = "sources"
     caption: str = ""
+    iteration: int | None = None  # which instance of a value inside a while body (default: the last)
+    process: int | None = None  # on a process grid: whose value (default: process 0)
 
 
 @dataclass
@@ -87,6 +90,10 @@ class Exercise:
     expect_error: str = ""
     target: Any = None
     target_program: str = ""
+    target_value: str = ""  # which value of target_program to compare with (default: its first result)
+    target_result: int | None = None  # or which of its results (0-based)
+    iteration: int | None = None  # predict-*/pick-sources: the instance of ``value`` in a while body
+    process: int | None = None  # predict-*/pick-sources on a process grid: whose value (default 0)
     # the block's raw TOML table: the linter compares translations on it
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 

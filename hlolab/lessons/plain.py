@@ -19,7 +19,7 @@ from hlolab.errors import HloLabError
 from hlolab.lessons import check as chk
 from hlolab.lessons.model import Exercise, Lesson, Program, Prose, View
 from hlolab.lessons.progress import Progress
-from hlolab.lessons.views import view_text
+from hlolab.lessons.views import binding_text, hidden_results, hidden_views, printed_results, view_text
 from hlolab.messages import Msg, text
 
 Ask = Callable[[str], str]
@@ -63,6 +63,10 @@ class PlainLesson:
         self.runner = chk.Runner(lesson)
         self.notices = list(notices or [])
         self.others: list[Lesson] = list(others or [])  # the other lessons: prerequisites, what is next
+        # exercises answered or skipped: results and views that would give them away show after
+        self.answered = {e.id for e in lesson.exercises if progress.is_done(lang, lesson.id, e.id)}
+        self.number = {e.id: n for n, e in enumerate(lesson.exercises, 1)}
+        self.held: list[tuple[list[str], Callable[[], None]]] = []  # (exercise ids, what to show)
 
     # --- output ---------------------------------------------------------------------------
     def t(self, key: str, **args: Any) -> str:
@@ -149,29 +153,58 @@ class PlainLesson:
         self.say()
         if p.caption:
             self.say(p.caption, "italic")
+        if p.file:
+            self.say(self.t("ui.program_file", file=p.file), "dim")
         self.code(p.text, p.lang)
         try:
-            run = self.runner.program(p.name)
+            printed = printed_results(self.runner, p)
+            hidden = hidden_results(self.runner, p.name, self.answered)
         except HloLabError as e:
             self.say(self.t("ui.program_failed", error=str(e)), "red")
             return
-        from hlolab.repl.display import format_binding
-
-        names = p.results
-        if names is None:
-            res = run.results()
-            defs = run.session.result_defs()
-            names = [run.session.label(d) if d is not None else f"#{i}" for i, d in enumerate(defs)]
-            values = res
-        else:
-            values = [run.value(n) for n in names]
+        if not printed:  # results = []: nothing to print, not even the heading
+            return
         self.say(self.t("ui.results"), "dim")
-        for n, v in zip(names, values):
-            self.say(format_binding(n, v))
+        for label, value, _ in printed:
+            ids = hidden.get(label)
+            if ids:
+                self.say(f"{label} : " + self.t("ui.hidden_result", n=self._numbers(ids)), "dim")
+                self._hold(ids, lambda label=label, value=value: self.say(binding_text(label, value)))
+            else:
+                self.say(binding_text(label, value))
+
+    def _numbers(self, ids: list[str]) -> str:
+        return ", ".join(str(self.number[i]) for i in ids)
+
+    def _hold(self, ids: list[str], show: Callable[[], None]) -> None:
+        """Show ``show`` once every exercise in ``ids`` is answered or skipped."""
+        self.held.append((list(ids), show))
+
+    def _release(self, ex: Exercise) -> None:
+        """The learner answered or skipped ``ex``: show what was held back for it."""
+        self.answered.add(ex.id)
+        ready = [h for h in self.held if all(i in self.answered for i in h[0])]
+        if not ready:
+            return
+        self.held = [h for h in self.held if h not in ready]
+        self.say(self.t("ui.now_shown"), "dim")
+        for _, show in ready:
+            show()
 
     def view(self, v: View, ex: Exercise | None = None) -> None:
         if ex is None:
             self.say()
+            try:
+                ids = hidden_views(self.runner, self.answered).get(v.line)
+            except HloLabError:
+                ids = None
+            if ids:  # it shows what a later exercise asks: after that exercise
+                self.say(self.t("ui.hidden_view", n=self._numbers(ids)), "dim")
+                self._hold(ids, lambda: self._view_body(v, None))
+                return
+        self._view_body(v, ex)
+
+    def _view_body(self, v: View, ex: Exercise | None) -> None:
         if v.caption:
             self.say(v.caption, "italic")
         try:
@@ -202,6 +235,7 @@ class PlainLesson:
             self.markdown(ex.explanation)
         self.progress.complete(self.lang, self.lesson.id, ex.id)
         self.save()
+        self._release(ex)
 
     def _wrong(self, verdict: chk.Verdict, state: _Attempt) -> None:
         state.tries += 1
@@ -210,20 +244,17 @@ class PlainLesson:
             self.say(self.t("ui.reveal", reveal=text(verdict.reveal, self.lang)), "dim")
 
     def _hint(self, ex: Exercise, state: _Attempt) -> None:
-        hints: list[tuple[str, bool]] = [(h, True) for h in ex.hints]  # (text, is Markdown)
+        # hints are plain text, shown as written (a "2 * 3 * 4" keeps its stars); the broken
+        # program's error comes first for fix-program
+        hints = list(ex.hints)
         if ex.kind == "fix-program":
             err = chk.broken_error(self.runner, ex)
-            if err is not None:  # an error message is plain text: "<lesson>:4:3" is no HTML tag
-                hints.insert(0, (self.t("ui.error_hint", error=err.short()), False))
+            if err is not None:
+                hints.insert(0, self.t("ui.error_hint", error=err.short()))
         if state.hints >= len(hints):
             self.say(self.t("ui.no_more_hints"), "dim")
             return
-        body, markdown = hints[state.hints]
-        line = self.t("ui.hint", n=state.hints + 1, total=len(hints), text=body)
-        if markdown:  # the author's hints are Markdown like the prompts (`code` renders as code)
-            self.markdown(line)
-        else:
-            self.say(line, "cyan")
+        self.say(self.t("ui.hint", n=state.hints + 1, total=len(hints), text=hints[state.hints]), "cyan")
         state.hints += 1
 
     def _show(self, ex: Exercise) -> None:
@@ -235,6 +266,7 @@ class PlainLesson:
         self.say(self.t("ui.skipped"), "dim")
         if ex.explanation:
             self.markdown(ex.explanation)
+        self._release(ex)
 
     def _common(self, ex: Exercise, state: _Attempt, line: str) -> str | None:
         """hint / show / skip / quit: handled here; returns 'skip' to leave the exercise."""
@@ -250,7 +282,7 @@ class PlainLesson:
         return cmd
 
     def _single(self, ex: Exercise, state: _Attempt) -> None:
-        self.say(self.t("ui.commands"), "dim")
+        self.say(self.t("ui.commands_pick" if ex.kind == "pick-sources" else "ui.commands"), "dim")
         while True:
             line = self.ask(self.t("ui.answer_prompt"))
             if not line.strip():
@@ -292,6 +324,7 @@ class PlainLesson:
 
     def _fix(self, ex: Exercise, state: _Attempt) -> None:
         edits: dict[int, str] = {}
+        added: dict[int, int] = {}  # line -> indentation hlolab added to what the learner typed
         self.code(ex.broken, ex.lang, numbered=True)
         self.say(self.t("ui.commands_fix"), "dim")
         while True:
@@ -306,31 +339,54 @@ class PlainLesson:
                 if not 1 <= n <= n_lines:
                     self.say(self.t("answer.no_line", line=n, lines=n_lines), "yellow")
                     continue
-                new = m.group(2)
-                new = new[1:] if new.startswith(" ") and not new.startswith("  ") else new
-                # keep the line's indentation when the learner typed none
-                old = ex.broken.splitlines()[n - 1]
-                if new and not new[0].isspace():
-                    new = old[:len(old) - len(old.lstrip())] + new
+                new, added[n] = edit_line(ex.broken.splitlines()[n - 1], m.group(2))
                 edits[n] = new
-                self.say(self.t("ui.edited", line=n, text=new.strip()), "dim")
+                self.say(self.t("ui.edited", line=n, text=new), "dim")
             elif word in ("list", "ls"):
                 self.code(chk.apply_edits(ex.broken, edits), ex.lang, numbered=True)
             elif word == "reset":
                 edits.clear()
+                added.clear()
                 self.code(ex.broken, ex.lang, numbered=True)
             elif word == "run":
                 verdict = chk.check(self.runner, ex, {str(k): v for k, v in edits.items()})
                 if verdict.ok:
                     self._done(ex, verdict)
                     return
-                self._wrong(verdict, state)
+                self._wrong(_typed_columns(verdict, added), state)
             else:
                 cmd = self._common(ex, state, line)
                 if cmd == "skip":
                     return
                 if cmd is None:
                     self.say(self.t("answer.expect_edit", text=line.strip()), "yellow")
+
+
+def edit_line(old: str, typed: str) -> tuple[str, int]:
+    """The new text of a line from what follows ``N:``: one space after the colon separates;
+    the rest replaces the line verbatim, leading spaces included. Typed without indentation,
+    the line keeps its own (returned: how many characters were added in front)."""
+    new = typed[1:] if typed.startswith(" ") else typed
+    if new and not new[0].isspace():
+        indent = old[:len(old) - len(old.lstrip())]
+        return indent + new, len(indent)
+    return new, 0
+
+
+def _typed_columns(verdict: chk.Verdict, added: dict[int, int]) -> chk.Verdict:
+    """The verdict with its error's column counted in the text the learner typed: on an edited
+    line that hlolab indented, the indentation added is taken off again."""
+    e = verdict.error
+    if e is None or e.loc is None or not added.get(e.loc.line):
+        return verdict
+    import copy
+    from dataclasses import replace
+
+    shift = added[e.loc.line]
+    moved = copy.copy(e)
+    moved.loc = replace(e.loc, col=max(1, e.loc.col - shift), source_line=e.loc.source_line[shift:])
+    msg = Msg("lessons.verdict.program_error", error=moved.short())
+    return chk.Verdict(False, msg, verdict.reveal, moved)
 
 
 class _Attempt:
@@ -346,11 +402,11 @@ def answer_text(ex: Exercise) -> str:
     if ex.kind == "predict-shape":
         return "x".join(map(str, a)) or "[]"
     if ex.kind == "pick-sources":
-        return " ".join("[" + ", ".join(map(str, c)) + "]" for c in a)
+        return " ".join("[" + ", ".join(map(str, c)) + "]" for c in a) or "-"
     if ex.kind == "fill-attributes":
         return "; ".join(f"{b} = {a[b]}" for b in ex.blanks)
     if ex.kind == "fix-program":
-        return "; ".join(f"{k}: {v.strip()}" for k, v in sorted(a.items(), key=lambda kv: int(kv[0])))
+        return "; ".join(f"{k}: {v}" for k, v in sorted(a.items(), key=lambda kv: int(kv[0])))
     return chk.value_text(a)
 
 

@@ -753,8 +753,7 @@ ERRORS = [
      "expected 'func.func' or 'module' at the top level, got '}'"),
     ("func.func @f(%a: tensor<*xf32>) {\n  func.return\n}", 1, 25, "unranked tensors are not supported"),
     ("func.func @f() {\n  func.return\n} $", 3, 3, "unexpected character '$'"),
-    ("#map = affine_map<(d0) -> (d0)>\n", 1, 8, "only location aliases (#name = loc(...)) are supported, got "
-     "'affine_map'"),
+    ("#map = affine_map<(d0) -> (d0)>\n#map = 1 : i32\n", 2, 1, "redefinition of alias #map"),
     ('func.func @f() {\n  "x.y"() : () -> () [\n}', 2, 22, "expected an operation, got '['"),
     ('func.func @f() {\n  "x.y"()[^bb1] : () -> '
      '()\n}', 2, 10, "successor blocks (branches) are not supported"),

@@ -52,7 +52,14 @@ def test_lesson6_plain_through_piped_stdin(state_home: Path) -> None:
     assert "Right: %result[1, 0, 1, 1, 0] = 15." in out
     assert "The program runs, but it gives" in out          # the clamped columns
     assert "The error says: <lesson>:4:3: gather (C9)" in out
-    assert "Line 10 is now: slice_sizes = array<i64: 1, 3>" in out
+    # the learner typed no indentation: the line keeps its own, shown as it now reads
+    assert "Line 10 is now:     slice_sizes = array<i64: 1, 3>" in out
+    # %rows is printed by its program block and asked in exercise 1: held back until answered
+    assert "%rows : hidden until you answer exercise 1" in out
+    head, tail = out.split("Right: %rows[2, 1] = 21.", 1)
+    assert "[[" not in head.split("%rows : hidden", 1)[1].split("Exercise 1 of 6", 1)[0]
+    assert tail.split("Exercise 2 of 6", 1)[0].count("Now that you have answered") == 1
+    assert "%rows : tensor<3x3xi32>" in tail.split("Exercise 2 of 6", 1)[0]
     assert out.count("Right: the program runs and produces the target.") == 2
     assert "End of lesson 6: 6 of 6 exercises done." in out
     assert "Read first: 1 (Tensors, element types, and reading a StableHLO program), 2 (Element-wise" in out
