@@ -7,6 +7,8 @@ import re
 import textwrap
 from typing import Any
 
+from hlolab.messages import Msg
+from hlolab.messages import text as _t
 from hlolab.trace.boxes import format_mask
 
 _GUIDES = re.compile(r"[│├└─ ]*")
@@ -18,9 +20,9 @@ def describe_query(session: Any, d: Any) -> str:
     """``= stablehlo.add (line 5)``, or ``= argument #0 of @main``: what value ``d`` is."""
     if d[0] > 0:  # an op instance; nodes <= 0 hold a process's arguments
         ev = session.instance(d[0])
-        loc = f" (line {ev.op.loc.line})" if ev.op.loc else ""
+        loc = _t(Msg("trace.line", line=ev.op.loc.line)) if ev.op.loc else ""
         return f"= {ev.op.name}{loc}"
-    return f"= argument #{d[1]} of @{session.func.name}"
+    return _t(Msg("trace.argument", k=d[1], func=session.func.name))
 
 
 def format_trace(session: Any, trace: Any, limit: int | None = None) -> str:
@@ -28,7 +30,7 @@ def format_trace(session: Any, trace: Any, limit: int | None = None) -> str:
     what = trace.what or (describe_query(session, trace.query) if session is not None else "")
     head = f"{trace.label}[{', '.join(map(str, trace.index))}] {what}".rstrip()
     if not trace.groups:
-        return head + "\n  (no " + ("sources" if trace.direction == "back" else "targets") + ")"
+        return head + "\n  " + _t(Msg("trace.no_sources" if trace.direction == "back" else "trace.no_targets"))
     by_value: dict[str, list[Any]] = {}
     # arguments in order, then the other values in program order; a value written once but
     # made once per call of its function (a constant in a callee) is one entry per role,
@@ -47,14 +49,16 @@ def format_trace(session: Any, trace: Any, limit: int | None = None) -> str:
         if len(g.path) < len(m.path):
             m.path = g.path
     n = trace.count()
-    verb = "depends on" if trace.direction == "back" else "flows into"
-    lines = [f"{head}\n{verb} {n} element{'s' if n != 1 else ''} of {len(by_value)} value"
-             f"{'s' if len(by_value) != 1 else ''}:"]
+    counts = dict(elements=Msg("trace.element_one" if n == 1 else "trace.elements", n=n),
+                  values=Msg("trace.value_one" if len(by_value) == 1 else "trace.values", n=len(by_value)))
+    verb = Msg("trace.depends" if trace.direction == "back" else "trace.flows", **counts)
+    lines = [f"{head}\n{_t(verb)}"]
     values = list(by_value.items())
     for vi, (label, groups) in enumerate(values):
         last_v = vi == len(values) - 1
         shape = groups[0].mask.shape
-        lines.append(f"{'└─' if last_v else '├─'} {label}  ({'x'.join(map(str, shape)) or 'scalar'})")
+        dims = "x".join(map(str, shape)) or _t(Msg("trace.scalar"))
+        lines.append(f"{'└─' if last_v else '├─'} {label}  ({dims})")
         pad = "   " if last_v else "│  "
         for gi, g in enumerate(groups):
             last_g = gi == len(groups) - 1
@@ -63,11 +67,17 @@ def format_trace(session: Any, trace: Any, limit: int | None = None) -> str:
             sub = pad + ("   " if last_g else "│  ")
             lines += [f"{sub}{' ' * 11}{b}" for b in boxes[1:]]
             hops = " → ".join(f"{h.op.split('.', 1)[-1]} {h.name}"
-                              + (f" [it {h.frame.iteration}]" if h.frame is not None
+                              + (_t(Msg("trace.iteration", k=h.frame.iteration)) if h.frame is not None
                                  and h.frame.iteration is not None else "") for h in g.path)
-            paths = f"; {g.n_paths} paths" if g.n_paths != 1 else ""
-            lines.append(f"{sub}{' ' * 11}via {hops or '(itself)'}{paths}")
+            paths = _t(Msg("trace.paths", n=g.n_paths)) if g.n_paths != 1 else ""
+            via = _t(Msg("trace.via", path=hops or _t(Msg("trace.itself"))))
+            lines.append(f"{sub}{' ' * 11}{via}{paths}")
     return "\n".join(lines)
+
+
+def _via_prefix() -> str:
+    """How a path line starts in the current language (``via ``)."""
+    return _t(Msg("trace.via", path="\0")).split("\0")[0]
 
 
 def wrap_tree(text: str, width: int) -> str:
@@ -85,7 +95,7 @@ def wrap_tree(text: str, width: int) -> str:
         if width - len(cont) < _MIN_TEXT:
             out.append(line)
             continue
-        if body.startswith("via "):  # a path breaks between hops, never inside "add %3"
+        if " → " in body or body.startswith(_via_prefix()):  # a path breaks between hops, never inside "add %3"
             body = body.replace(" → ", "\0").replace(" ", NBSP).replace("\0", " → ")
         wrapped = textwrap.wrap(body, width, initial_indent=lead, subsequent_indent=cont,
                                 break_on_hyphens=False) or [line]
