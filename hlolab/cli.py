@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from hlolab.errors import HloLabError
+from hlolab.messages import Msg
+from hlolab.messages import text as msg_text
 
 EXAMPLES_DIR = Path(__file__).parent / "examples"
 
@@ -250,7 +252,8 @@ def cmd_explain(ns: argparse.Namespace) -> int:
     _require_index(session, ns)
     e = explain_element(session, ns.value, parse_index(ns.index), ns.iteration)
     if e.event is None:
-        print(f"{ns.value}{list(e.index)} = {e.element}: argument #{e.value[1]} of @{session.func.name}")
+        print(msg_text(Msg("explain.argument_element", name=ns.value, index=list(e.index), element=e.element,
+                           k=e.value[1], func=session.func.name)))
         return 0
     loc = f" (line {e.event.op.loc.line})" if e.event.op.loc else ""
     print(f"{ns.value}{list(e.index)} = {e.event.op.name}{loc}, {e.event.frame.describe()}")
@@ -258,10 +261,11 @@ def cmd_explain(ns: argparse.Namespace) -> int:
         print(format_explanation(e.explanation))
         _print_bits(e.explanation)
     if e.sources:
-        print("sources:")
+        print(msg_text(Msg("explain.sources")))
+        implicit = msg_text(Msg("explain.implicit"))
         for s in e.sources:
-            print(f"  {s.label or '(implicit)'}[{', '.join(map(str, s.source.index))}]  {s.source.role}")
-        print("next step back:")
+            print(f"  {s.label or implicit}[{', '.join(map(str, s.source.index))}]  {s.source.role}")
+        print(msg_text(Msg("explain.next_back")))
         for label, producer in dict.fromkeys((s.label, s.producer) for s in e.sources if s.label):
             print(f"  {label} = {producer}")
     return 0
@@ -310,9 +314,10 @@ def _explain_op(ns: argparse.Namespace) -> int:
         _print_bits(explanation)
     prov = event.provenance()
     if prov is not None:
-        print("sources:")
+        print(msg_text(Msg("explain.sources")))
         for src in prov.sources(r, idx):
-            name = event.op.operands[src.operand].name if src.operand is not None else "(implicit)"
+            name = event.op.operands[src.operand].name if src.operand is not None else msg_text(
+                Msg("explain.implicit"))
             print(f"  {name}[{', '.join(map(str, src.index))}]  {src.role}")
     return 0
 

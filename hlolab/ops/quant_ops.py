@@ -240,7 +240,8 @@ def dequantize_step(name: str, q: Any, qt: QuantizedElementType, index: tuple[in
     scale, zp = param_at(qt, index)
     value = dequantize(np.asarray(q).reshape(1), _single(qt, index))[0]
     return Step(name, Msg("quantized.dequantize.formula"), value,
-                substituted=Msg("quantized.dequantize.substituted", q=q, zero_point=_operand(zp), scale=scale))
+                substituted=Msg("quantized.dequantize.substituted", q=q, zero_point=_operand(zp),
+                                scale=scale))
 
 
 def quantize_steps(x: Any, qt: QuantizedElementType, index: tuple[int, ...]) -> list[Step]:
@@ -253,7 +254,8 @@ def quantize_steps(x: Any, qt: QuantizedElementType, index: tuple[int, ...]) -> 
     moved = not (np.isnan(add_zp) or add_zp == clamped)
     return [
         Step("x_scaled_add_zp", Msg("quantized.quantize.scale.formula"), add_zp,
-             substituted=Msg("quantized.quantize.scale.substituted", x=x, scale=scale, zero_point=_operand(zp))),
+             substituted=Msg("quantized.quantize.scale.substituted", x=x, scale=scale,
+                             zero_point=_operand(zp))),
         Step("x_clamped", Msg("quantized.quantize.clamp.formula"), clamped,
              before_clamp=add_zp if moved else None,
              substituted=Msg("quantized.quantize.clamp.substituted", x=add_zp, storage_min=lo,

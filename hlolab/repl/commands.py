@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hlolab.errors import HloLabError
+from hlolab.messages import Msg
+from hlolab.messages import text as msg_text
 
 if TYPE_CHECKING:
     from hlolab.repl.app import Repl
@@ -209,15 +211,17 @@ def cmd_explain(repl: Repl, arg: str) -> None:
     s = _ran_session(repl)
     e = explain_element(s, name, index)
     if e.event is None:
-        repl.say(f"{name}{list(e.index)} = {e.element}: argument #{e.value[1]} of @{s.func.name}")
+        repl.say(msg_text(Msg("explain.argument_element", name=name, index=list(e.index), element=e.element,
+                              k=e.value[1], func=s.func.name), repl.lang))
         return
     repl.say(f"{name}{list(e.index)} = {e.event.op.name}")
     if e.explanation is not None:
         repl.say(format_explanation(e.explanation, lang=repl.lang))
     if e.sources:
-        repl.say("sources:")
+        repl.say(msg_text(Msg("explain.sources"), repl.lang))
+        implicit = msg_text(Msg("explain.implicit"), repl.lang)
         for src in e.sources:
-            repl.say(f"  {src.label or '(implicit)'}[{', '.join(map(str, src.source.index))}]  "
+            repl.say(f"  {src.label or implicit}[{', '.join(map(str, src.source.index))}]  "
                      f"{src.source.role}")
 
 

@@ -30,7 +30,8 @@ def format_trace(session: Any, trace: Any, limit: int | None = None) -> str:
     what = trace.what or (describe_query(session, trace.query) if session is not None else "")
     head = f"{trace.label}[{', '.join(map(str, trace.index))}] {what}".rstrip()
     if not trace.groups:
-        return head + "\n  " + _t(Msg("trace.no_sources" if trace.direction == "back" else "trace.no_targets"))
+        none = "trace.no_sources" if trace.direction == "back" else "trace.no_targets"
+        return head + "\n  " + _t(Msg(none))
     by_value: dict[str, list[Any]] = {}
     # arguments in order, then the other values in program order; a value written once but
     # made once per call of its function (a constant in a callee) is one entry per role,
@@ -95,7 +96,8 @@ def wrap_tree(text: str, width: int) -> str:
         if width - len(cont) < _MIN_TEXT:
             out.append(line)
             continue
-        if " → " in body or body.startswith(_via_prefix()):  # a path breaks between hops, never inside "add %3"
+        # a path breaks between hops, never inside "add %3"
+        if body.startswith(_via_prefix()):
             body = body.replace(" → ", "\0").replace(" ", NBSP).replace("\0", " → ")
         wrapped = textwrap.wrap(body, width, initial_indent=lead, subsequent_indent=cont,
                                 break_on_hyphens=False) or [line]

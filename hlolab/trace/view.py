@@ -167,7 +167,9 @@ class OpCells:
         if tuple(fm.shape) == tuple(x.shape) and not np.any(kinds):
             return label, values, kinds  # no padding, no dilation: the frame is the operand
         frame = "x".join(str(d) for d in fm.shape)
-        return f"{label}, read in its padded frame {frame}", values, kinds
+        from hlolab.messages import Msg, text
+
+        return text(Msg("explain.padded_frame", label=label, frame=frame)), values, kinds
 
     def role_label(self, role: str) -> str:
         """The role's name in the reader's language, as this op calls it (a dot product's
