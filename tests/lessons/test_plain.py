@@ -139,3 +139,30 @@ def test_a_missing_translation_falls_back_to_english(monkeypatch: pytest.MonkeyP
         assert heading in text
         assert ("no es translation yet" in text or "traducción" in text) is fallback
         assert Progress.load().completed(lang, "demo") == ["v"]
+
+
+# lesson 10 (convolution) answered in Chinese: a wrong answer (the flipped kernel), then every
+# exercise right, the fix typed without its indentation
+LESSON10 = [
+    "345", "543",                                  # conv1d-value: flipped kernel, then right
+    "2x4x3x3",                                     # nchw-shape
+    "2", "1", "1",                                 # pad-stride-fill: stride, low, high
+    "0,0,2,0  0,0,3,0  0,1,2,0  0,1,3,0",          # spec-sources
+    "-10",                                         # depthwise-value
+    "7: feature_group_count = 2 : i64,", "run",    # groups-fix
+]
+CONV_IDS = ["conv1d-value", "nchw-shape", "pad-stride-fill", "spec-sources", "depthwise-value", "groups-fix"]
+
+
+def test_lesson10_plain_in_chinese_through_piped_stdin(state_home: Path) -> None:
+    r = _run_cli(["lesson", "10", "--plain", "--lang", "zh"], "\n".join(LESSON10) + "\n", state_home)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    zh = load(10, "zh")
+    assert zh.title in out and zh.title != load(10, "en").title   # the Chinese text is shown
+    assert "Not quite" not in out and "Right:" not in out          # verdicts in Chinese too
+    assert "不对：%out[0, 2, 0] 不是 345。" in out and "正确：%out[0, 2, 0] = 543。" in out
+    assert "第 10 课结束：完成了 6 道练习中的 6 道。" in out
+    doc = json.loads((state_home / "hlolab" / "lessons.json").read_text())
+    assert doc["languages"]["zh"]["completed"]["convolution"] == CONV_IDS
+    assert "en" not in doc["languages"] or "convolution" not in doc["languages"]["en"]["completed"]
