@@ -335,6 +335,8 @@ def value_text(v: Any) -> str:
         return "true" if v else "false"
     if isinstance(v, float):
         return _float_text(v)
+    if isinstance(v, np.ndarray) and 0 < v.size <= 64:  # one line, spelled like a target: [[4, 8], [2, 6]]
+        return "[" + ", ".join(value_text(x) for x in v) + "]"
     if isinstance(v, np.ndarray):
         from hlolab.repl.display import elements_text
 

@@ -122,8 +122,8 @@ def test_program_kinds_run_the_learners_program(tmp_path: Path) -> None:
     assert chk.check(r, ex, {"d": "0"}).ok
     same = chk.check(r, ex, {"d": ""})
     assert not same.ok
-    assert text(same.message, "en") == "The program runs, but it gives [1 2 3], not the target."
-    assert text(same.reveal, "en") == "the target is [3 2 1]"
+    assert text(same.message, "en") == "The program runs, but it gives [1, 2, 3], not the target."
+    assert text(same.reveal, "en") == "the target is [3, 2, 1]"
     broken = chk.check(r, ex, {"d": "1"})
     assert not broken.ok and broken.error is not None and "reverse (C" in text(broken.message, "en")
     assert not chk.check(r, ex, {}).ok             # a blank left empty is not an answer

@@ -332,7 +332,7 @@ def test_printed_results_and_views_are_held_back(tmp_path: Path) -> None:
     assert not report.errors and report.counts["hidden"] == 3
 
     out, progress = _plain(les, ["[2, 4]", "2", "8"])
-    head, after_first = out.split("Right: %s = [2 4].", 1)
+    head, after_first = out.split("Right: %s = [2, 4].", 1)
     assert "%s : hidden until you answer exercise 1" in head
     assert "%m : hidden until you answer exercise 2, 3" in head
     assert "held back until you answer exercise 2, 3" in head
