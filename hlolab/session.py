@@ -163,19 +163,23 @@ class ProcessState:
     results: list[Any] | None = None
 
     def describe(self) -> str:
-        """``ready`` / ``waits at all_gather line 12 for 2, 3`` / ``finished``."""
+        """``ready`` / ``waits at all_gather line 12 for 2, 3`` / ``finished``, in the reader's
+        language (the ``stepper.process`` messages)."""
+        from hlolab.messages import Msg, text
+
         rv = self.rendezvous
+        at = ""
+        if rv is not None:
+            at = rv.op.name.removeprefix("stablehlo.") + (
+                text(Msg("stepper.process.line", line=rv.op.loc.line)) if rv.op.loc else "")
         if self.state == "waiting" and rv is not None:
-            line = f" line {rv.op.loc.line}" if rv.op.loc else ""
-            at = f"{rv.op.name.removeprefix('stablehlo.')}{line}"
             if rv.kind in ("send", "recv"):
-                peer = "recv" if rv.kind == "send" else "send"
-                return f"waits at {at} for a {peer} on channel {rv.channel}"
-            return f"waits at {at} for {', '.join(map(str, self.waits_for))}"
+                return text(Msg("stepper.process.waits_peer", at=at, peer="recv" if rv.kind == "send" else "send",
+                                channel=rv.channel))
+            return text(Msg("stepper.process.waits", at=at, members=", ".join(map(str, self.waits_for))))
         if self.state == "ready" and rv is not None:  # released: the collective's result is next
-            line = f" line {rv.op.loc.line}" if rv.op.loc else ""
-            return f"ready: {rv.op.name.removeprefix('stablehlo.')}{line} done, result next"
-        return self.state
+            return text(Msg("stepper.process.released", at=at))
+        return text(Msg("stepper.process." + self.state.replace(" ", "_")))
 
 
 @dataclass(frozen=True)

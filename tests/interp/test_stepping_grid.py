@@ -136,7 +136,7 @@ def test_one_process_steps_only_it_and_stops_at_its_rendezvous():
                           ("constant", 3), ("dot_general", 3), ("all_gather", 3)]
     states = s.process_states()
     assert [ps.state for ps in states] == ["ready"] * 4
-    assert states[1].describe() == "ready: all_gather line 7 done, result next"
+    assert states[1].describe() == "met its group at all_gather line 7; the result comes next"
     assert s.step().reason == "step"
     ev = s.history[-1]
     assert ops(s, [ev]) == [("all_gather", 1)]
