@@ -174,8 +174,8 @@ class ProcessState:
                 text(Msg("stepper.process.line", line=rv.op.loc.line)) if rv.op.loc else "")
         if self.state == "waiting" and rv is not None:
             if rv.kind in ("send", "recv"):
-                return text(Msg("stepper.process.waits_peer", at=at, peer="recv" if rv.kind == "send" else "send",
-                                channel=rv.channel))
+                peer = "recv" if rv.kind == "send" else "send"
+                return text(Msg("stepper.process.waits_peer", at=at, peer=peer, channel=rv.channel))
             return text(Msg("stepper.process.waits", at=at, members=", ".join(map(str, self.waits_for))))
         if self.state == "ready" and rv is not None:  # released: the collective's result is next
             return text(Msg("stepper.process.released", at=at))

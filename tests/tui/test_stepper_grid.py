@@ -107,7 +107,8 @@ async def test_focus_and_one_process_mode_through_the_all_gather():
         await pilot.press("w")  # the others to the rendezvous
         screen = await settle(pilot)
         assert "can go on" in text_of(screen, "#stepper-message")
-        assert columns(screen)[1].split("\n")[2] == "met its group at all_gather line 7; the result comes next"
+        met = "met its group at all_gather line 7; the result comes next"
+        assert columns(screen)[1].split("\n")[2] == met
         await pilot.press("n")  # process 1's all_gather
         screen = await settle(pilot)
         want = np.concatenate([x[p] @ W for p in range(4)])
