@@ -23,6 +23,8 @@ KNOWN: dict[tuple[str, str], str] = {
     ("tui/screens/explorer.py", "hlolab.render.export"): "the explorer's export key writes PNG/GIF",
     ("repl/commands.py", "hlolab.render"): "the REPL's :export writes PNG/SVG/GIF",
     ("repl/tui.py", "hlolab.tui.app"): "the REPL's :tui opens the stepper",
+    ("tui/widgets/lesson_exercise.py", "hlolab.repl.lexer"): "lessons highlight builder-language "
+    "programs with the REPL's lexer",
 }
 # the CLI is the launcher: it starts the TUI and runs the export command
 LAUNCHER = {"hlolab.tui", "hlolab.tui.app", "hlolab.render", "hlolab.render.export", "hlolab.repl"}

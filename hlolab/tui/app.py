@@ -52,11 +52,17 @@ class HloLabApp(App):
     ]
 
     def __init__(self, open_path: str | None = None, open_op: str | None = None, *,
-                 inputs: list[Any] | None = None, seed: int = 0):
+                 inputs: list[Any] | None = None, seed: int = 0, open_lesson: str | None = None,
+                 lessons: bool = False, lang: str | None = None):
         super().__init__()
         self.open_path = open_path
         self.open_op_name = open_op
         self.open_inputs, self.open_seed = inputs, seed
+        self.open_lesson_key = open_lesson
+        self.open_lessons_list = lessons or open_lesson is not None
+        from hlolab.messages import current_language
+
+        self.lesson_lang = lang or current_language()  # the lessons' language (list, viewer)
 
     def action_command_palette(self) -> None:
         if self.use_command_palette and not CommandPalette.is_open(self):
@@ -68,6 +74,10 @@ class HloLabApp(App):
             self.open_op(self.open_op_name)
         if self.open_path:
             self.open_file(self.open_path, self.open_inputs, self.open_seed)
+        if self.open_lessons_list:
+            self.open_lessons()
+        if self.open_lesson_key is not None:
+            self.open_lesson(self.open_lesson_key)
 
     # --- navigation -------------------------------------------------------------------------
     def open_op(self, op: str, preset: str = "default", params: dict[str, str] | None = None) -> None:
@@ -101,6 +111,25 @@ class HloLabApp(App):
             self.notify(f"{type(e).__name__}: {e}", severity="error", title=f"cannot open {path}")
             return
         remember_file(path)
+        self.push_screen(screen)
+
+    def open_lessons(self) -> None:
+        """Push the lesson list (in ``lesson_lang``)."""
+        from hlolab.tui.screens.lesson import LessonsListScreen
+
+        self.push_screen(LessonsListScreen(self.lesson_lang))
+
+    def open_lesson(self, key: str | int, lang: str | None = None) -> None:
+        """Push the lesson viewer on lesson ``key`` (number or slug); an error is a notification."""
+        from hlolab.tui.screens.lesson import LessonScreen
+
+        if lang is not None:
+            self.lesson_lang = lang
+        try:
+            screen = LessonScreen(key, self.lesson_lang)
+        except HloLabError as e:
+            self.notify(e.short(), severity="error", title="cannot open the lesson")
+            return
         self.push_screen(screen)
 
     # --- quitting -------------------------------------------------------------------------
@@ -170,8 +199,10 @@ class HloLabApp(App):
 
 
 def run_tui(open_path: str | None = None, open_op: str | None = None, *,
-            inputs: list[Any] | None = None, seed: int = 0) -> int:
+            inputs: list[Any] | None = None, seed: int = 0, open_lesson: str | None = None,
+            lessons: bool = False, lang: str | None = None) -> int:
     """Run the TUI until the user quits; the exit code."""
-    app = HloLabApp(open_path=open_path, open_op=open_op, inputs=inputs, seed=seed)
+    app = HloLabApp(open_path=open_path, open_op=open_op, inputs=inputs, seed=seed,
+                    open_lesson=open_lesson, lessons=lessons, lang=lang)
     app.run()
     return int(app.return_code or 0)

@@ -23,6 +23,7 @@ class HloLabCommands(Provider):
             ("Home: op gallery", app.action_go_home, "back to the gallery of ops"),
             ("Help: keys", app.action_help, "the keys of this screen"),
             ("Theme: next", app.action_next_theme, "switch to the next theme (light and dark)"),
+            ("Lessons: guided lessons", app.open_lessons, "the lessons with your progress"),
         ]
         screen = self.screen
         if isinstance(screen, ExplorerScreen):

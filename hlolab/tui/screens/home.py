@@ -274,15 +274,20 @@ class HomeScreen(Screen):
         for fam, ops in by_family.items():  # only families with an op to explore
             options.append(Option(Text(fam, style="bold"), id=f"family:{fam}", disabled=True))
             options += [Option(f"  {e.short}", id=f"op:{e.op}") for e in ops]
+        # typing "lessons" (or "learn") offers the guided lessons above any op it matches
+        asks_lessons = any(len(w) >= 3 and ("lessons".startswith(w) or "learn".startswith(w))
+                           for w in text.lower().split())
         if not text.strip():
             options += self._extra_sections()
+        elif asks_lessons:
+            options.insert(0, Option("  Guided lessons", id="lessons:list"))
         elif not shown:
             options.append(Option(Text(f"no op matches '{text}'", style="italic"), disabled=True))
         ol.clear_options()
         ol.add_options(options)
         ids = [o.id for o in options]
         if text.strip():
-            target = f"op:{shown[0].op}" if shown else None
+            target = "lessons:list" if asks_lessons else f"op:{shown[0].op}" if shown else None
         else:
             target = keep if keep in ids else next((i for i in ids if i and i.startswith("op:")), None)
         if target is not None:
@@ -353,6 +358,12 @@ class HomeScreen(Screen):
         elif kind == "file":
             out.append(value, style="bold")
             out.append("\n\nEnter: open it in the program stepper", style="italic")
+        elif kind == "lessons":
+            out.append("Guided lessons", style="bold")
+            out.append("\n\nEnter: the list of lessons with your progress (English, 中文, Español)\n\n",
+                       style="italic")
+            out.append("Each lesson explains ops with programs that run live, and asks questions "
+                       "checked by running them. Also: `hlolab lesson N`, ctrl+p Lessons.")
         elif kind == "section":
             notes = {"recent": "Programs opened with `hlolab open FILE` are listed here."}
             out.append(notes.get(value, ""))
@@ -402,6 +413,8 @@ class HomeScreen(Screen):
             app.open_op(value)
         elif kind == "file":
             app.open_file(value)
+        elif kind == "lessons":
+            app.open_lessons()
 
     def action_move(self, step: int) -> None:
         ol = self.query_one("#ops", OptionList)
