@@ -231,8 +231,8 @@ def test_home_and_end_choose_the_first_and_last_entry_unless_the_filter_has_text
             assert recent_files() == []  # (an empty config dir): the last entry is the last op
             await pilot.press("end")
             assert home.highlighted_id == f"op:{ops[-1]}"
-            await pilot.press("home")
-            assert home.highlighted_id == f"op:{ops[0]}"
+            await pilot.press("home")  # the first entry: the guided lessons, above the ops
+            assert home.highlighted_id == "lessons:list"
             # with text in the box, Home/End edit: the cursor moves, the list stays
             await pilot.press(*"scat")
             f = home.query_one("#filter")
@@ -247,7 +247,7 @@ def test_home_and_end_choose_the_first_and_last_entry_unless_the_filter_has_text
             await pilot.press("end")
             assert home.highlighted_id == f"op:{ops[-1]}"
             await pilot.press("home")
-            assert home.highlighted_id == f"op:{ops[0]}"
+            assert home.highlighted_id == "lessons:list"
             # F1 from the filter box says what its keys do here (not Input's "Scroll Up")
             await pilot.press("escape", "f1")  # esc with an empty filter: back to the box
             await pilot.pause()
@@ -300,7 +300,7 @@ def test_help_on_the_gallery_lists_no_grid_keys():
 
 def test_the_family_header_of_the_highlighted_op_is_in_view():
     """At 80x24 the gallery opens on gather under its family's header; Home shows the first
-    family's header above the first op (not scrolled past it)."""
+    section's header above the first entry (not scrolled past it)."""
     async def body():
         async with HloLabApp().run_test(size=(80, 24)) as pilot:
             await pilot.pause()
@@ -313,8 +313,8 @@ def test_the_family_header_of_the_highlighted_op_is_in_view():
             await pilot.press("home")
             await pilot.pause()
             top = "".join(seg.text for seg in ol.render_line(0)).strip()
-            assert top == pilot.app.screen.matches("")[0].family
-            assert ol.highlighted == 1  # the first op, under its header
+            assert top == "learn"  # the first section's header above its entry
+            assert ol.highlighted == 1  # the guided lessons, under their header
 
     run(body)
 

@@ -39,7 +39,7 @@ from hlolab.tui.widgets.fields import Field
 from hlolab.tui.widgets.footer import FittingFooter
 
 DEFAULT_OP = "stablehlo.gather"
-HINT = "type to filter · ↑↓ choose · Enter: explore · ctrl+p: commands · F1: help"  # fits 80 columns
+HINT = "type an op, or lessons · ↑↓ choose · Enter: open · ctrl+p: commands · F1: help"  # fits 80 columns
 RECENT_MAX = 12
 
 
@@ -271,6 +271,9 @@ class HomeScreen(Screen):
         for e in shown:  # families in the order of their first (best) op
             by_family.setdefault(e.family, []).append(e)
         options: list[Option] = []
+        if not text.strip():  # a newcomer sees the lessons first, above the ops
+            options += [Option(Text("learn", style="bold"), id="section:learn", disabled=True),
+                        Option("  Guided lessons", id="lessons:list")]
         for fam, ops in by_family.items():  # only families with an op to explore
             options.append(Option(Text(fam, style="bold"), id=f"family:{fam}", disabled=True))
             options += [Option(f"  {e.short}", id=f"op:{e.op}") for e in ops]

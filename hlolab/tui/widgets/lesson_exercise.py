@@ -138,6 +138,12 @@ class ExerciseBox(Vertical, can_focus=True):
         self.hints_shown = 0
         self.solved = ctx.progress.is_done(ctx.lang, ctx.lesson.id, ex.id)
         self.last: chk.Verdict | None = None
+        # typing started on the box: keys that arrive before the answer box has the focus
+        # (fast typing, a paste) belong to the answer, even n, s or e
+        self.typing = False
+
+    def on_focus(self) -> None:
+        self.typing = False
 
     def t(self, key: str, **args: Any) -> str:
         return text(Msg(f"lessons.{key}", **args), self.ctx.lang)
@@ -208,11 +214,13 @@ class ExerciseBox(Vertical, can_focus=True):
             else:
                 self.focus_answer()
             return
-        if not (event.is_printable and event.character) or event.key in self.screen.active_bindings:
+        printable = event.is_printable and bool(event.character)
+        if not printable or (event.key in self.screen.active_bindings and not self.typing):
             return
         inputs = list(self.query(Input))
         if inputs:
             event.stop()
+            self.typing = True
             inputs[0].focus()
             inputs[0].insert_text_at_cursor(event.character)
 
