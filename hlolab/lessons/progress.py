@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hlolab.atomic import write_text as write_atomic
 from hlolab.messages import Msg
 
 VERSION = 1
@@ -31,31 +31,6 @@ def state_dir() -> Path:
 
 def default_path() -> Path:
     return state_dir() / FILENAME
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Temp file in the same directory + fsync + ``os.replace`` (+ fsync of the directory)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    try:  # the rename itself survives a power cut only once the directory is synced
-        dfd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
 
 
 @dataclass

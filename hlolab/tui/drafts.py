@@ -7,10 +7,9 @@ write are ignored: the in-memory draft still exists for this run.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
+from hlolab.atomic import write_text
 from hlolab.tui.screens.home import recent_path
 
 
@@ -30,17 +29,8 @@ def save_draft(text: str) -> bool:
     """Store ``text`` as the draft (an empty or blank text clears it); True when written."""
     if not text.strip():
         return clear_draft()
-    target = draft_path()
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".draft.", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-            os.replace(tmp, target)
-        except OSError:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_text(draft_path(), text)
     except OSError:
         return False
     return True

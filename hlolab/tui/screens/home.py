@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -34,6 +33,7 @@ from textual.widgets import Header, Input, OptionList, Static
 from textual.widgets.input import Selection
 from textual.widgets.option_list import Option
 
+from hlolab.atomic import write_text
 from hlolab.ops.registry import GROUP_ORDER
 from hlolab.tui.widgets.fields import Field
 from hlolab.tui.widgets.footer import FittingFooter
@@ -139,13 +139,8 @@ def remember_file(path: str | Path) -> None:
     """Put ``path`` first in the recent list (atomic write; failures are ignored)."""
     p = str(Path(path).resolve())
     items = [p] + [x for x in recent_files() if x != p]
-    target = recent_path()
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".recent.", dir=target.parent)
-        with os.fdopen(fd, "w") as f:
-            json.dump(items[:RECENT_MAX], f, indent=1)
-        os.replace(tmp, target)
+        write_text(recent_path(), json.dumps(items[:RECENT_MAX], indent=1))
     except OSError:
         pass
 
