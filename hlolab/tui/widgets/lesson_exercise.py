@@ -26,6 +26,7 @@ from hlolab.lessons.model import Exercise
 from hlolab.lessons.plain import REVEAL_AFTER, answer_text
 from hlolab.messages import Msg, text
 from hlolab.tui.widgets.bindings import LocalizedBindings
+from hlolab.tui.widgets.fields import Editor, Field
 from hlolab.tui.widgets.grid import TensorGrid
 
 PICKED = "selected"  # the role colour of a picked cell
@@ -155,7 +156,7 @@ class ExerciseBox(Vertical, can_focus=True):
         yield Markdown(ex.prompt, classes="exercise-prompt")
         kind = ex.kind
         if kind in ("predict-value", "predict-shape", "predict-type"):
-            yield Input(placeholder=self.t("tui.answer_placeholder"), classes="answer", compact=True,
+            yield Field(placeholder=self.t("tui.answer_placeholder"), classes="answer", compact=True,
                         select_on_focus=False)
             keys = "tui.keys_predict"
         elif kind == "pick-sources":
@@ -170,14 +171,14 @@ class ExerciseBox(Vertical, can_focus=True):
             for blank in ex.blanks:
                 with Horizontal(classes="blank"):
                     yield Label(f"{blank} = ", classes="blank-label")
-                    yield Input(classes="answer blank-input", name=blank, compact=True, select_on_focus=False)
+                    yield Field(classes="answer blank-input", name=blank, compact=True, select_on_focus=False)
             keys = "tui.keys_fill"
         else:  # fix-program
             err = chk.broken_error(self.ctx.runner, ex)
             if err is not None:
                 yield Static(Text(self.t("ui.error_hint", error=err.short())), classes="fix-error")
-            area = TextArea.code_editor(ex.broken.rstrip("\n"), classes="fix-editor", soft_wrap=False,
-                                        tab_behavior="focus")
+            area = Editor.code_editor(ex.broken.rstrip("\n"), classes="fix-editor", soft_wrap=False,
+                                      tab_behavior="focus")
             area.styles.height = min(len(ex.broken.splitlines()) + 2, 18)
             yield area
             keys = "tui.keys_fix"
